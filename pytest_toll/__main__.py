@@ -1,0 +1,5 @@
+import sys
+
+from pytest_toll.cli import main
+
+sys.exit(main())

@@ -1,0 +1,79 @@
+"""The ``toll`` command: a thin adapter over the core, one module per verb.
+
+Exit codes, the same for every verb: 0 measured and nothing violated, 1 a rule or budget
+violated, 2 could not judge (usage error, unreadable input, nothing to measure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import NoReturn, Protocol
+
+from pytest_toll._version import __version__
+from pytest_toll.errors import CouldNotJudge
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_CANNOT_JUDGE = 2
+
+# (verb, module, one-line help). Each module defines ``configure(parser)`` and ``run(args)``;
+# modules are imported only to build the parser and must keep their heavy imports lazy.
+VERBS: list[tuple[str, str, str]] = [
+    ("count", "pytest_toll.cli.count", "count the tokens of files or stdin"),
+]
+
+
+class Verb(Protocol):
+    def configure(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a usage error already; keep its message to one line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_CANNOT_JUDGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="toll",
+        description="Measure what an LLM agent's surface costs in context tokens.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    for name, module_name, help_text in VERBS:
+        module: Verb = importlib.import_module(module_name)
+        sub = verbs.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(run=module.run)
+        module.configure(sub)
+    return parser
+
+
+def fail(message: str) -> int:
+    """Print a one-line "could not judge" error and return its exit code."""
+    print(f"toll: error: {message}", file=sys.stderr)
+    return EXIT_CANNOT_JUDGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.verb is None:
+        parser.print_help(sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    try:
+        code: int = args.run(args)
+    except CouldNotJudge as error:
+        return fail(str(error))
+    except KeyboardInterrupt:
+        return fail("interrupted")
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

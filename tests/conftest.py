@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import gzip
+import hashlib
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_toll import tokens
+
+# tiktoken caches a downloaded vocabulary under sha1(its URL); placing our shipped file there
+# lets tiktoken build its own o200k_base with no network, to serve as the reference.
+TIKTOKEN_O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+
+@pytest.fixture(scope="session")
+def reference_o200k(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """tiktoken's own ``o200k_base``, loaded through its cache with no network."""
+    import os
+
+    import tiktoken
+    import tiktoken.registry
+
+    cache_dir = tmp_path_factory.mktemp("tiktoken-cache")
+    cache_name = hashlib.sha1(TIKTOKEN_O200K_URL.encode()).hexdigest()
+    with gzip.open(tokens.VOCABULARY_PATH) as source, (cache_dir / cache_name).open("wb") as out:
+        shutil.copyfileobj(source, out)
+    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
+    tiktoken.registry.ENCODINGS.pop("o200k_base", None)
+    try:
+        yield tiktoken.get_encoding("o200k_base")
+    finally:
+        tiktoken.registry.ENCODINGS.pop("o200k_base", None)
+        if saved is None:
+            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = saved
+
+
+@pytest.fixture
+def altered_vocabulary(tmp_path: Path) -> Path:
+    """A copy of the vocabulary with one rank changed: valid gzip, wrong hash."""
+    data = gzip.decompress(tokens.VOCABULARY_PATH.read_bytes())
+    altered = tmp_path / "o200k_base.tiktoken.gz"
+    altered.write_bytes(gzip.compress(data.replace(b" 0\n", b" 1\n", 1)))
+    return altered
