@@ -1,0 +1,414 @@
+"""Tool definitions: normalise any tools array, serialize it three ways, and weigh it.
+
+A pure core: no I/O beyond reading a file in ``load_tools_file``, no pytest, no network.
+The three serializations (see DESIGN.md, "Definitions"):
+
+- ``raw``: the tools array exactly as the source sent it, minified JSON — a neutral lower
+  bound that depends on nothing but the source;
+- ``claude`` (the primary, graded metric): one line per tool,
+  ``{"description": …, "name": …, "parameters": <inputSchema>}`` wrapped in
+  ``<function>…</function>``, the lines joined by ``\\n`` inside ``<functions>\\n…\\n</functions>``;
+- ``openai``: ``[{"type":"function","function":{"name","description","parameters"}}]``.
+
+Per-tool rows count the bare claude line; ``framing`` is the claude total minus the rows, so
+rows + framing == claude total exactly, whatever the tokenizer merges across a boundary.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_toll.errors import CouldNotJudge
+from pytest_toll.findings import Finding, worst_first
+
+if TYPE_CHECKING:
+    from pytest_toll.tokens import Counter
+
+#: What a tool without an input schema is sent as (an object that takes no arguments).
+EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+DEFAULT_WINDOW = 1_000_000
+
+SHAPE_MCP = "mcp"
+SHAPE_OPENAI = "openai"
+SHAPE_ANTHROPIC = "anthropic"
+SHAPE_MCP_RESULT = "mcp tools/list result"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool definition, normalised from whichever shape it came in.
+
+    ``raw`` keeps the element exactly as the source sent it (for the ``raw`` serialization);
+    ``description`` is None when the source had none (distinct from an empty string).
+    """
+
+    name: str
+    description: str | None = None
+    input_schema: Mapping[str, Any] | None = None
+    output_schema: Mapping[str, Any] | None = None
+    annotations: Mapping[str, Any] | None = None
+    title: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        """The input schema as a model sees it: a missing one is an empty object schema."""
+        return EMPTY_SCHEMA if self.input_schema is None else self.input_schema
+
+
+# --- normalising ------------------------------------------------------------------------
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _optional_object(element: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any] | None:
+    value = element.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise CouldNotJudge(f"{where}.{key}: must be an object, not {_kind(value)}")
+    return value
+
+
+def _optional_text(element: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = element.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise CouldNotJudge(f"{where}.{key}: must be a string, not {_kind(value)}")
+    return value
+
+
+def _name(element: Mapping[str, Any], where: str) -> str:
+    if "name" not in element:
+        raise CouldNotJudge(f"{where}: has no 'name'")
+    name = element["name"]
+    if not isinstance(name, str) or not name:
+        raise CouldNotJudge(f"{where}.name: must be a non-empty string, not {name!r}")
+    return name
+
+
+def element_shape(element: Mapping[str, Any]) -> str:
+    """Which shape one tools-array element is in: mcp, openai or anthropic."""
+    if element.get("type") == "function" and ("function" in element or "parameters" in element):
+        return SHAPE_OPENAI
+    if "input_schema" in element:
+        return SHAPE_ANTHROPIC
+    # MCP is also the default for a tool that carries no schema at all: every field of such
+    # a tool (name, description) means the same in all three shapes.
+    return SHAPE_MCP
+
+
+def _tool_from(element: Mapping[str, Any], shape: str, where: str) -> Tool:
+    if shape == SHAPE_OPENAI:
+        inner: Mapping[str, Any] = element
+        inner_where = where
+        if "function" in element:
+            function = element["function"]
+            if not isinstance(function, dict):
+                raise CouldNotJudge(f"{where}.function: must be an object, not {_kind(function)}")
+            inner, inner_where = function, f"{where}.function"
+        return Tool(
+            name=_name(inner, inner_where),
+            description=_optional_text(inner, "description", inner_where),
+            input_schema=_optional_object(inner, "parameters", inner_where),
+            raw=element,
+        )
+    schema_key = "input_schema" if shape == SHAPE_ANTHROPIC else "inputSchema"
+    annotations = _optional_object(element, "annotations", where)
+    return Tool(
+        name=_name(element, where),
+        description=_optional_text(element, "description", where),
+        input_schema=_optional_object(element, schema_key, where),
+        output_schema=_optional_object(element, "outputSchema", where),
+        annotations=annotations,
+        title=_optional_text(element, "title", where),
+        raw=element,
+    )
+
+
+def normalize_tools(data: object, source: str = "tools") -> tuple[list[Tool], str]:
+    """Normalise a tools array (MCP, OpenAI or Anthropic shape) or a ``tools/list`` result.
+
+    Returns the tools and the name of the shape found. Accepts a bare array, an object with a
+    ``tools`` array (a ``tools/list`` result, or a request body), and a JSON-RPC response
+    whose ``result`` is such an object. Errors name ``source`` and the offending index/field.
+    """
+    wrapped = False
+    where = source
+    if isinstance(data, dict) and "result" in data and "tools" not in data:
+        data, where = data["result"], f"{source}.result"
+    if isinstance(data, dict):
+        if "tools" not in data:
+            keys = ", ".join(sorted(map(str, data))) or "none"
+            raise CouldNotJudge(f"{where}: an object without a 'tools' array (keys: {keys})")
+        data, where, wrapped = data["tools"], f"{where}.tools", True
+    if not isinstance(data, list):
+        raise CouldNotJudge(f"{where}: must be an array of tools, not {_kind(data)}")
+    tools: list[Tool] = []
+    shape = ""
+    for index, element in enumerate(data):
+        here = f"{where}[{index}]"
+        if not isinstance(element, dict):
+            raise CouldNotJudge(f"{here}: must be an object, not {_kind(element)}")
+        this_shape = element_shape(element)
+        if shape and this_shape != shape:
+            raise CouldNotJudge(
+                f"{here}: is in {this_shape} shape but the tools before it are in {shape} shape"
+            )
+        shape = this_shape
+        tools.append(_tool_from(element, this_shape, here))
+    shape = shape or SHAPE_MCP
+    if wrapped and shape == SHAPE_MCP:
+        shape = SHAPE_MCP_RESULT
+    return tools, shape
+
+
+def load_tools_file(path: str | Path) -> tuple[list[Tool], str]:
+    """Read a tools array from a JSON or YAML file (by suffix; JSON first for other names)."""
+    from pytest_toll.textio import read_text
+
+    name = str(path)
+    text = read_text(path)
+    suffix = Path(name).suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        data = _parse_yaml(text, name)
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            if suffix == ".json":
+                raise CouldNotJudge(
+                    f"{name}:{error.lineno}:{error.colno}: not valid JSON: {error.msg}"
+                ) from None
+            data = _parse_yaml(text, name)
+    return normalize_tools(data, name)
+
+
+def _parse_yaml(text: str, name: str) -> object:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark is not None else name
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise CouldNotJudge(f"{where}: not valid YAML: {problem}") from None
+
+
+# --- serializing ------------------------------------------------------------------------
+
+
+def _minified(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _spaced(value: object) -> str:
+    # The claude line is spaced the way Claude's own tool lines are: ", " and ": ".
+    return json.dumps(value, ensure_ascii=False)
+
+
+def serialize_raw(tools: Sequence[Tool]) -> str:
+    """The tools array as the source sent it, minified, key order kept."""
+    return _minified([dict(tool.raw) if tool.raw else _mcp_element(tool) for tool in tools])
+
+
+def _mcp_element(tool: Tool) -> dict[str, Any]:
+    # A Tool built by hand (no raw element) is sent as the MCP element it stands for.
+    element: dict[str, Any] = {"name": tool.name}
+    if tool.title is not None:
+        element["title"] = tool.title
+    if tool.description is not None:
+        element["description"] = tool.description
+    element["inputSchema"] = tool.parameters
+    if tool.output_schema is not None:
+        element["outputSchema"] = tool.output_schema
+    if tool.annotations is not None:
+        element["annotations"] = tool.annotations
+    return element
+
+
+def claude_line(tool: Tool) -> str:
+    """The bare claude line of one tool (no ``<function>`` wrapper).
+
+    A tool without a description has no ``description`` key, as the model would see it.
+    """
+    line: dict[str, Any] = {}
+    if tool.description is not None:
+        line["description"] = tool.description
+    line["name"] = tool.name
+    line["parameters"] = tool.parameters
+    return _spaced(line)
+
+
+def _wrap_claude(lines: Sequence[str]) -> str:
+    return (
+        "<functions>\n"
+        + "\n".join(f"<function>{line}</function>" for line in lines)
+        + ("\n</functions>")
+    )
+
+
+def serialize_claude(tools: Sequence[Tool]) -> str:
+    """All tools as Claude's ``<functions>`` block."""
+    return _wrap_claude([claude_line(tool) for tool in tools])
+
+
+def openai_element(tool: Tool) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description is not None:
+        function["description"] = tool.description
+    function["parameters"] = tool.parameters
+    return {"type": "function", "function": function}
+
+
+def serialize_openai(tools: Sequence[Tool]) -> str:
+    """All tools as OpenAI's ``tools`` request field, minified."""
+    return _minified([openai_element(tool) for tool in tools])
+
+
+# --- weighing ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    """One tool's cost: its bare claude line, and the parts inside it."""
+
+    name: str
+    tokens: int
+    description_tokens: int
+    schema_tokens: int
+    output_schema_tokens: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "tokens": self.tokens,
+            "description_tokens": self.description_tokens,
+            "schema_tokens": self.schema_tokens,
+            "output_schema_tokens": self.output_schema_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class ToolsReport:
+    """A weighed tools list. ``tools`` keeps the source order; ``by_cost()`` sorts."""
+
+    target: str
+    source_shape: str
+    tokenizer: str
+    method: str
+    tools: tuple[ToolRow, ...]
+    framing: int
+    instructions: int | None
+    raw: int
+    claude: int
+    openai: int
+    window: int
+    findings: tuple[Finding, ...] = ()
+    breakdown: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def total(self) -> int:
+        """The primary metric: the claude serialization's tokens."""
+        return self.claude
+
+    @property
+    def window_share(self) -> float:
+        """The tools block plus the instructions, as a fraction of the window."""
+        return (self.claude + (self.instructions or 0)) / self.window
+
+    def by_cost(self) -> list[ToolRow]:
+        return sorted(self.tools, key=lambda row: (-row.tokens, row.name))
+
+    def with_findings(self, extra: Sequence[Finding]) -> ToolsReport:
+        from dataclasses import replace
+
+        return replace(self, findings=tuple(worst_first([*self.findings, *extra])))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "tools",
+            "target": self.target,
+            "source_shape": self.source_shape,
+            "tokenizer": self.tokenizer,
+            "method": self.method,
+            "tools": [row.as_dict() for row in self.tools],
+            "framing": self.framing,
+            "instructions": self.instructions,
+            "totals": {"raw": self.raw, "claude": self.claude, "openai": self.openai},
+            "window": {"size": self.window, "share": round(self.window_share, 6)},
+            "findings": [finding.as_dict("tool") for finding in self.findings],
+            "breakdown": [dict(entry) for entry in self.breakdown],
+        }
+
+
+def weigh(
+    tools: Sequence[Tool],
+    *,
+    instructions: str | None = None,
+    target: str = "",
+    source_shape: str = "",
+    window: int = DEFAULT_WINDOW,
+    counter: Counter | None = None,
+    findings: Sequence[Finding] = (),
+) -> ToolsReport:
+    """Count ``tools`` in the three serializations, per tool, and the instructions.
+
+    ``findings`` are added as given (the quality rules are applied by
+    ``pytest_toll.definitions``, which knows the transport's faults too).
+    """
+    from pytest_toll.tokens import O200K, TOKENIZER_NAME, O200kCounter
+
+    if window <= 0:
+        raise CouldNotJudge(f"window must be a positive number of tokens, not {window}")
+    counter = counter or O200kCounter()
+    lines = [claude_line(tool) for tool in tools]
+    descriptions = [tool.description or "" for tool in tools]
+    schemas = [_spaced(tool.parameters) for tool in tools]
+    outputs = ["" if tool.output_schema is None else _spaced(tool.output_schema) for tool in tools]
+    line_tokens = counter.count_many(lines)
+    description_tokens = counter.count_many(descriptions)
+    schema_tokens = counter.count_many(schemas)
+    output_tokens = counter.count_many(outputs)
+    claude_total = counter.count(_wrap_claude(lines))
+    rows = tuple(
+        ToolRow(tool.name, line, description, schema, output)
+        for tool, line, description, schema, output in zip(
+            tools, line_tokens, description_tokens, schema_tokens, output_tokens
+        )
+    )
+    method = counter.method
+    return ToolsReport(
+        target=target,
+        source_shape=source_shape,
+        tokenizer=TOKENIZER_NAME if method == O200K else method,
+        method=method,
+        tools=rows,
+        framing=claude_total - sum(line_tokens),
+        instructions=None if instructions is None else counter.count(instructions),
+        raw=counter.count(serialize_raw(tools)),
+        claude=claude_total,
+        openai=counter.count(serialize_openai(tools)),
+        window=window,
+        findings=tuple(worst_first(findings)),
+    )
