@@ -1,0 +1,145 @@
+"""A README badge for the context cost: a self-contained SVG and a shields.io endpoint JSON.
+
+Both are written locally — no badge service is called. The SVG can be committed or published
+as a build artifact; the JSON is the "endpoint" shape shields.io reads from any URL
+(``{"schemaVersion": 1, "label", "message", "color"}``) for teams that prefer its renderer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from xml.sax.saxutils import escape
+
+LABEL = "context cost"
+
+#: shields.io's colour names and the hex values the SVG uses for them.
+COLORS = {
+    "brightgreen": "#4c1",
+    "green": "#97ca00",
+    "yellow": "#dfb317",
+    "orange": "#fe7d37",
+    "red": "#e05d44",
+    "lightgrey": "#9f9f9f",
+}
+
+#: (at most this many tokens, colour), checked in order. 10,000 and 25,000 are where the
+#: definitions rules (E128) start to warn and to fail on a server's total.
+DEFAULT_THRESHOLDS: tuple[tuple[int, str], ...] = (
+    (2_000, "brightgreen"),
+    (10_000, "green"),
+    (25_000, "yellow"),
+)
+ABOVE_THRESHOLDS = "orange"
+FAILED = "red"
+UNKNOWN = "lightgrey"
+
+# Approximate advance widths of Verdana at 11px (the face badges are drawn in), so the two
+# halves fit their text without a font at hand. Unknown characters count as a wide letter.
+_NARROW = {"i": 3.0, "l": 3.0, "j": 3.8, "f": 3.9, "t": 4.3, "r": 4.7, " ": 3.5}
+_PUNCTUATION = {",": 3.6, ".": 3.6, "(": 4.5, ")": 4.5, "-": 4.6, ":": 4.0, "|": 4.6}
+_WIDE = {"m": 10.7, "w": 9.0, "M": 9.5, "W": 10.9, "×": 9.2, "~": 9.2, "%": 12.0}
+_DEFAULT_LOWER = 6.6
+_DEFAULT_OTHER = 7.5
+_DIGIT = 7.0
+
+
+def text_width(text: str) -> float:
+    width = 0.0
+    for char in text:
+        if char in _NARROW:
+            width += _NARROW[char]
+        elif char in _PUNCTUATION:
+            width += _PUNCTUATION[char]
+        elif char in _WIDE:
+            width += _WIDE[char]
+        elif char.isdigit():
+            width += _DIGIT
+        elif char.islower():
+            width += _DEFAULT_LOWER
+        else:
+            width += _DEFAULT_OTHER
+    return width
+
+
+def badge_color(
+    tokens: int | None,
+    *,
+    failed: bool = False,
+    thresholds: Sequence[tuple[int, str]] = DEFAULT_THRESHOLDS,
+) -> str:
+    """Red when the gate failed, grey when nothing was measured, else by ``thresholds``."""
+    if failed:
+        return FAILED
+    if tokens is None:
+        return UNKNOWN
+    for ceiling, color in thresholds:
+        if tokens <= ceiling:
+            return color
+    return ABOVE_THRESHOLDS
+
+
+def badge_message(tokens: int | None, method: str = "o200k") -> str:
+    return "unknown" if tokens is None else f"{tokens:,} tok ({method})"
+
+
+@dataclass(frozen=True)
+class Badge:
+    label: str
+    message: str
+    color: str
+
+    def endpoint(self) -> dict[str, Any]:
+        """The shields.io endpoint JSON: ``https://img.shields.io/endpoint?url=<where it lives>``."""
+        return {
+            "schemaVersion": 1,
+            "label": self.label,
+            "message": self.message,
+            "color": self.color,
+        }
+
+    def svg(self) -> str:
+        """A flat badge, two halves, text centred; deterministic for the same inputs."""
+        fill = COLORS.get(self.color, COLORS[UNKNOWN])
+        left = math.ceil(text_width(self.label)) + 10
+        right = math.ceil(text_width(self.message)) + 10
+        total = left + right
+        label = escape(self.label)
+        message = escape(self.message)
+        title = escape(f"{self.label}: {self.message}", {'"': "&quot;"})
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" '
+            f'role="img" aria-label="{title}">'
+            f"<title>{title}</title>"
+            '<linearGradient id="s" x2="0" y2="100%">'
+            '<stop offset="0" stop-color="#bbb" stop-opacity=".1"/>'
+            '<stop offset="1" stop-opacity=".1"/></linearGradient>'
+            f'<clipPath id="r"><rect width="{total}" height="20" rx="3" fill="#fff"/></clipPath>'
+            '<g clip-path="url(#r)">'
+            f'<rect width="{left}" height="20" fill="#555"/>'
+            f'<rect x="{left}" width="{right}" height="20" fill="{fill}"/>'
+            f'<rect width="{total}" height="20" fill="url(#s)"/></g>'
+            '<g fill="#fff" text-anchor="middle" '
+            'font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11">'
+            f'<text x="{left / 2:g}" y="15" fill="#010101" fill-opacity=".3">{label}</text>'
+            f'<text x="{left / 2:g}" y="14">{label}</text>'
+            f'<text x="{left + right / 2:g}" y="15" fill="#010101" fill-opacity=".3">{message}</text>'
+            f'<text x="{left + right / 2:g}" y="14">{message}</text>'
+            "</g></svg>\n"
+        )
+
+
+def make_badge(
+    tokens: int | None,
+    *,
+    failed: bool = False,
+    method: str = "o200k",
+    thresholds: Sequence[tuple[int, str]] = DEFAULT_THRESHOLDS,
+) -> Badge:
+    return Badge(
+        LABEL,
+        badge_message(tokens, method),
+        badge_color(tokens, failed=failed, thresholds=thresholds),
+    )

@@ -1,0 +1,275 @@
+"""The session report as GitHub-flavoured Markdown: the step summary and ``--toll-markdown``.
+
+Built from ``SessionReport.as_dict()`` (schema: ``data/report.schema.json``) only. Rows go
+worst first, so when the text must be cut to fit a size limit (1 MiB for a step summary,
+65,536 characters for a pull-request comment) what is cut is the least interesting, and a
+line says how much was left out.
+
+Every string that came from a user's files (entry names, tool names, rule messages) is
+escaped: a tool description is untrusted text and must not become a link, an image, HTML or
+an @-mention in a pull request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: A pull-request or issue comment body may hold at most this many characters; a byte count
+#: of UTF-8 is never smaller than the character count, so a byte budget this size is safe.
+COMMENT_LIMIT_BYTES = 65_536
+
+_OUTCOME_RANK = {
+    "error": 0,
+    "over_budget": 1,
+    "regressed": 2,
+    "stale": 3,
+    "improved": 4,
+    "new": 5,
+    "passed": 6,
+}
+_OUTCOME_LABEL = {
+    "passed": "✅ ok",
+    "improved": "⬇️ improved",
+    "regressed": "❌ regressed",
+    "over_budget": "❌ over budget",
+    "error": "❌ error",
+    "new": "🆕 new",
+    "stale": "⚠️ stale",
+}
+_SEVERITY_LABEL = {"error": "❌ error", "warn": "⚠️ warn", "info": "ℹ️ info"}
+_SEVERITY_RANK = {"error": 0, "warn": 1, "info": 2}
+# GFM treats a backslash before any ASCII punctuation as a literal; these are the ones that
+# can start markup (emphasis, links, images, HTML, tables, headings, strike-through).
+_MARKUP = set("\\`*_[]<>|~#&!")
+_WORD_JOINER = "\u2060"
+_UPDATE_COMMAND = "`pytest --toll --toll-update`"
+
+
+def text(value: object) -> str:
+    """Plain text that renders as itself inside a Markdown paragraph or table cell."""
+    raw = " ".join(str(value).split())  # newlines would end a table row
+    escaped = "".join("\\" + char if char in _MARKUP else char for char in raw)
+    # A word joiner after @ keeps "@org/team" in a tool description from pinging anyone.
+    return escaped.replace("@", "@" + _WORD_JOINER)
+
+
+def number(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def signed(value: int | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+,}" if value else "0"
+
+
+def entry_label(entry: Mapping[str, Any]) -> str:
+    return f"{entry['kind']}::{entry['name']}"
+
+
+def worst_first(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Failing entries first, then by outcome; report order (kind, ledger line) within."""
+    ranked = sorted(
+        enumerate(entries),
+        key=lambda pair: (
+            0 if pair[1].get("failed") else 1,
+            _OUTCOME_RANK.get(str(pair[1].get("outcome")), 9),
+            pair[0],
+        ),
+    )
+    return [entry for _, entry in ranked]
+
+
+def headline(report: Mapping[str, Any]) -> str:
+    counts: Mapping[str, int] = report.get("counts", {})
+    bad = [
+        f"{counts[name]} {name.replace('_', ' ')}"
+        for name in ("regressed", "over_budget", "error")
+        if counts.get(name)
+    ]
+    failed_entries = sum(1 for entry in report.get("entries", []) if entry.get("failed"))
+    rest = [
+        f"{counts[name]} {name}"
+        for name in ("passed", "improved", "new", "stale")
+        if counts.get(name)
+    ]
+    if report.get("failed"):
+        why = ", ".join(bad) if bad else f"{failed_entries} failing"
+        status = f"❌ **Gate failed**: {why}"
+    else:
+        status = "✅ **Gate passed**"
+    return status + (f" · {', '.join(rest)}" if rest else "")
+
+
+def fixed_cost_line(report: Mapping[str, Any]) -> str:
+    fixed = report.get("fixed_cost") or {}
+    tokens = int(fixed.get("tokens", 0))
+    window = int(report.get("window", 0)) or 1
+    return (
+        f"Fixed cost per request (server definitions + skill metadata): "
+        f"**{tokens:,} tok (o200k)**, ~{100 * tokens / window:.1f}% of a {window:,}-token window."
+    )
+
+
+def change_line(entry: Mapping[str, Any], biggest: int = 5) -> str | None:
+    """One bullet for an entry whose total or parts moved against the pin, else None."""
+    parts = [part for part in entry.get("parts", []) if part.get("delta")]
+    parts.sort(key=lambda part: (-abs(part["delta"]), str(part["name"])))
+    outcome = entry.get("outcome")
+    delta = entry.get("delta")
+    if not delta and not parts and outcome not in ("new", "stale"):
+        return None
+    head = f"- **{text(entry_label(entry))}**"
+    if outcome == "new":
+        head += f": new, {number(entry.get('measured'))} tok — no pin yet"
+    elif outcome == "stale":
+        head += ": in the ledger but not measured (stale)"
+    else:
+        head += f": {number(entry.get('pin'))} → {number(entry.get('measured'))} ({signed(delta)})"
+    details = [
+        f"{text(part['name'])} {number(part.get('pin'))} → {number(part.get('measured'))} "
+        f"({signed(part.get('delta'))})"
+        for part in parts[:biggest]
+    ]
+    if len(parts) > biggest:
+        details.append(f"{len(parts) - biggest} more")
+    if details:
+        head += " · " + ", ".join(details)
+    ratchet = entry.get("ratchet")
+    if ratchet:
+        head += f" · pin written: {number(ratchet.get('from'))} → {number(ratchet.get('to'))}"
+    elif outcome == "improved":
+        head += f" · ratchet with {_UPDATE_COMMAND}"
+    return head
+
+
+def _fit(lines: Sequence[str], room: int) -> tuple[list[str], int]:
+    """As many of ``lines`` as fit in ``room`` bytes (each plus a newline), and the bytes used."""
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        size = len(line.encode("utf-8")) + 1
+        if used + size > room:
+            break
+        kept.append(line)
+        used += size
+    return kept, used
+
+
+def _left_out_note(count: int, nouns: tuple[str, str], limit_bytes: int, more: bool) -> str:
+    noun = nouns[0] if count == 1 else nouns[1]
+    return (
+        f"_{count:,} {'more ' if more else ''}{noun} left out to stay within {limit_bytes:,} "
+        "bytes; the terminal summary and `--toll-json` have them all._"
+    )
+
+
+def render(report: Mapping[str, Any], limit_bytes: int | None = None) -> str:
+    """The report as Markdown, at most ``limit_bytes`` of UTF-8 when given."""
+    entries = worst_first(report.get("entries", []))
+    head = ["## pytest-toll: context cost", "", headline(report), "", fixed_cost_line(report), ""]
+    footer: list[str] = []
+    if report.get("partial"):
+        footer.append(
+            "_Partial run (-k, node ids or --lf): entries that did not run were not judged._"
+        )
+    if report.get("ledger_written"):
+        footer.append(f"Ledger updated: {text(report.get('ledger', 'toll.yaml'))}.")
+    improved = [e for e in entries if e.get("outcome") == "improved" and not e.get("ratchet")]
+    if improved and not report.get("update"):
+        gain = sum(-(entry.get("delta") or 0) for entry in improved)
+        footer.append(f"Improved by {gain:,} tok: ratchet with {_UPDATE_COMMAND}.")
+
+    table_head = [
+        "| | entry | measured | pin | budget | change | method |",
+        "|---|---|--:|--:|--:|--:|---|",
+    ]
+    rows = [
+        f"| {_OUTCOME_LABEL.get(str(entry.get('outcome')), text(entry.get('outcome')))} "
+        f"| {text(entry_label(entry))} | {number(entry.get('measured'))} "
+        f"| {number(entry.get('pin'))} | {number(entry.get('budget'))} "
+        f"| {signed(entry.get('delta'))} | {text(entry.get('method') or '-')} |"
+        for entry in entries
+    ]
+    changes = [line for line in (change_line(entry) for entry in entries) if line]
+    findings = sorted(
+        (
+            (_SEVERITY_RANK.get(str(finding.get("severity")), 9), index, entry, finding)
+            for index, entry in enumerate(entries)
+            for finding in entry.get("findings", [])
+        ),
+        key=lambda item: (item[0], item[1]),
+    )
+    finding_rows = [
+        f"| {_SEVERITY_LABEL.get(str(finding.get('severity')), text(finding.get('severity')))} "
+        f"| {text(finding.get('rule', ''))} | {text(entry_label(entry))} "
+        f"| {text(finding.get('subject') or '')} | {text(finding.get('message', ''))}"
+        + (f" — {text(finding['hint'])}" if finding.get("hint") else "")
+        + " |"
+        for _, _, entry, finding in findings
+    ]
+
+    sections: list[tuple[list[str], list[str], tuple[str, str]]] = []
+    if rows:
+        sections.append((table_head, rows, ("entry row", "entry rows")))
+    else:
+        head.append("No ledger entries or measured tests.")
+        head.append("")
+    if changes:
+        sections.append(
+            (
+                ["### Changes against the pins", ""],
+                changes,
+                ("change against the pins", "changes against the pins"),
+            )
+        )
+    if finding_rows:
+        sections.append(
+            (
+                [
+                    "### Findings",
+                    "",
+                    "| severity | rule | entry | subject | message |",
+                    "|---|---|---|---|---|",
+                ],
+                finding_rows,
+                ("finding", "findings"),
+            )
+        )
+
+    if limit_bytes is None:
+        out = list(head)
+        for section_head, body, _ in sections:
+            out += [*section_head, *body, ""]
+        out += footer
+        return "\n".join(out).rstrip("\n") + "\n"
+
+    # Each cut section gets one note; reserve room for the longest each could need.
+    notes = sum(
+        len(_left_out_note(len(body), (singular, plural), limit_bytes, False).encode("utf-8")) + 2
+        for _, body, (singular, plural) in sections
+    )
+    fixed = sum(len(line.encode("utf-8")) + 1 for line in [*head, *footer])
+    fixed += sum(
+        len(line.encode("utf-8")) + 2 for section_head, _, _ in sections for line in section_head
+    )
+    room = limit_bytes - fixed - notes
+    if room < 0:
+        # Not even the headline and the notes fit: the headline alone, cut to the limit.
+        cut = headline(report).encode("utf-8")[: max(0, limit_bytes - 1)]
+        return cut.decode("utf-8", "ignore") + "\n" if limit_bytes > 0 else ""
+    out = list(head)
+    for section_head, body, (singular, plural) in sections:
+        kept, used = _fit(body, room)
+        room -= used
+        if kept:
+            out += [*section_head, *kept]
+            if len(kept) < len(body):
+                out.append("")
+        left_out = len(body) - len(kept)
+        if left_out:
+            out.append(_left_out_note(left_out, (singular, plural), limit_bytes, bool(kept)))
+        out.append("")
+    out += footer
+    return "\n".join(out).rstrip("\n") + "\n"

@@ -1,0 +1,109 @@
+"""The session report as SARIF 2.1.0, for code-scanning views of rule findings and gate failures.
+
+Each result points at the toll.yaml line of its entry: that is where a reviewer acts (raise
+a budget, turn a rule off, look at the server the entry names). Two kinds of results:
+
+- rule findings (E1xx, S1xx, TL0xx) at their severity — error, warning (warn) or note (info);
+- gate failures (``toll/regressed``, ``toll/over-budget``, ``toll/error``, ``toll/stale``),
+  always errors, because they fail the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_toll._version import __version__
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://pypi.org/project/pytest-toll/"
+
+_LEVEL = {"error": "error", "warn": "warning", "info": "note"}
+GATE_RULES = {
+    "regressed": ("toll/regressed", "A measured cost rose above its pin in toll.yaml."),
+    "over_budget": ("toll/over-budget", "A measured cost is above its budget in toll.yaml."),
+    "error": ("toll/error", "A cost could not be measured, so it cannot pass."),
+    "stale": ("toll/stale", "A toll.yaml entry was not measured in a full run."),
+}
+
+
+def _location(uri: str, line: int | None) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
+    if not uri.startswith("/"):
+        physical["artifactLocation"]["uriBaseId"] = "%SRCROOT%"
+    else:
+        physical["artifactLocation"]["uri"] = "file://" + uri
+    if line is not None and line > 0:
+        physical["region"] = {"startLine": line}
+    return {"physicalLocation": physical}
+
+
+def render(report: Mapping[str, Any], ledger_uri: str) -> dict[str, Any]:
+    """A SARIF log with one run; ``ledger_uri`` is toll.yaml relative to the repository root."""
+    rules: dict[str, dict[str, Any]] = {}
+    results: list[dict[str, Any]] = []
+    for entry in report.get("entries", []):
+        label = f"{entry['kind']}::{entry['name']}"
+        location = _location(ledger_uri, entry.get("line"))
+        outcome = entry.get("outcome")
+        if entry.get("failed") and outcome in GATE_RULES:
+            rule_id, description = GATE_RULES[outcome]
+            rules.setdefault(
+                rule_id,
+                {
+                    "id": rule_id,
+                    "shortDescription": {"text": description},
+                    "defaultConfiguration": {"level": "error"},
+                },
+            )
+            message = entry.get("message") or (
+                f"{label}: measured {entry.get('measured')}, pin {entry.get('pin')}, "
+                f"budget {entry.get('budget')}"
+            )
+            results.append(
+                {
+                    "ruleId": rule_id,
+                    "level": "error",
+                    "message": {"text": f"{label}: {message}" if entry.get("message") else message},
+                    "locations": [location],
+                    "partialFingerprints": {"tollEntry": f"{rule_id}:{label}"},
+                }
+            )
+        for finding in entry.get("findings", []):
+            level = _LEVEL.get(str(finding.get("severity")), "note")
+            rule_id = str(finding.get("rule"))
+            rules.setdefault(
+                rule_id,
+                {"id": rule_id, "shortDescription": {"text": f"pytest-toll rule {rule_id}"}},
+            )
+            subject = finding.get("subject")
+            text = f"{label}: " + (f"{subject}: " if subject else "") + str(finding.get("message"))
+            if finding.get("hint"):
+                text += f" ({finding['hint']})"
+            results.append(
+                {
+                    "ruleId": rule_id,
+                    "level": level,
+                    "message": {"text": text},
+                    "locations": [location],
+                    "partialFingerprints": {"tollEntry": f"{rule_id}:{label}:{subject or ''}"},
+                }
+            )
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "pytest-toll",
+                        "version": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": [rules[key] for key in sorted(rules)],
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
