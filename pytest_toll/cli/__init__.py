@@ -23,6 +23,7 @@ EXIT_CANNOT_JUDGE = 2
 # modules are imported only to build the parser and must keep their heavy imports lazy.
 VERBS: list[tuple[str, str, str]] = [
     ("count", "pytest_toll.cli.count", "count the tokens of files or stdin"),
+    ("skills", "pytest_toll.cli.skills", "measure Agent Skills at their three loading levels"),
 ]
 
 

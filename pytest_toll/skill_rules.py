@@ -1,0 +1,365 @@
+"""The S rules: judging measured Agent Skills.
+
+S101 frontmatter against the Agent Skills spec · S102 a thin description, or one that never
+says when to use the skill · S103 duplicate names or colliding descriptions across a
+catalogue · S104 a level over its token or line limit, or a long body with no references ·
+S105 instruction-injection patterns (info, never graded) · S106 a reference that is missing,
+escapes the skill folder (``../``, absolute, or a symlink), or is nested too deep.
+
+Severities are defaults; ``RuleSettings`` overrides them per rule and overrides every
+threshold below by name (``limits: {skill_body_tokens: 3000}`` in toll.yaml).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from pytest_toll.findings import ERROR, INFO, WARN, Finding, RuleSettings
+
+if TYPE_CHECKING:
+    from pytest_toll.skills import Skill
+
+#: Every threshold the S rules read, with its default (named as in ``limits:``).
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "skill_name_chars": 64,
+    "skill_description_chars": 1024,
+    "skill_compatibility_chars": 500,
+    "skill_description_min_chars": 40,
+    "skill_description_similarity": 0.8,
+    "skill_metadata_tokens": 260,
+    "skill_body_tokens": 5000,
+    "skill_body_lines": 500,
+    "skill_body_tokens_without_references": 2000,
+    "skill_reference_depth": 1,
+}
+
+NAME_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+_STRING_FIELDS = ("license", "allowed-tools")
+
+# A description that tells a host *when* to pick the skill: "Use when…", "when the user…",
+# "Use for…", "If the user asks…", "Triggers on…".
+_SAYS_WHEN = re.compile(
+    r"\b(?:when|whenever|use (?:it|this|them|for|to|if|on|with|in|whenever)|"
+    r"if (?:the |a )?user|triggers?|triggered|invoke[sd]?)\b",
+    re.IGNORECASE,
+)
+
+# Instruction-injection patterns worth a human look (S105, info only): each is a pair of
+# what it means and the pattern.
+_INJECTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "tells the model to ignore its instructions",
+        re.compile(
+            r"\b(?:ignore|disregard|forget|override)\b[^\n]{0,40}?"
+            r"\b(?:previous|prior|above|earlier|all|system|other|your)\b[^\n]{0,20}?"
+            r"\b(?:instructions?|prompts?|rules|guidelines)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "redefines the model's role",
+        re.compile(r"\b(?:you are now|from now on,? you)\b", re.IGNORECASE),
+    ),
+    ("mentions the system prompt", re.compile(r"\bsystem prompt\b", re.IGNORECASE)),
+    (
+        "contains chat-role markup",
+        re.compile(r"</?(?:system|instructions?)>|<\|im_(?:start|end)\|>", re.IGNORECASE),
+    ),
+    (
+        "asks to hide something from the user",
+        re.compile(
+            r"\b(?:do not|don't|never)\b[^\n]{0,30}?\b(?:tell|inform|mention|reveal|show)\b"
+            r"[^\n]{0,20}?\buser\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "pipes a download into a shell",
+        re.compile(r"\b(?:curl|wget)\b[^\n|]*\|\s*(?:ba|z)?sh\b"),
+    ),
+    (
+        "contains invisible or direction-changing characters",
+        re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\U000e0000-\U000e007f]"),
+    ),
+)
+
+
+def injection_hits(text: str) -> list[tuple[str, int]]:
+    """Each injection pattern found in ``text``, with the 1-based line of its first hit."""
+    hits = []
+    for meaning, pattern in _INJECTIONS:
+        match = pattern.search(text)
+        if match is not None:
+            hits.append((meaning, text.count("\n", 0, match.start()) + 1))
+    return hits
+
+
+def check(skills: Sequence[Skill], settings: RuleSettings) -> list[Finding]:
+    """All S findings for a catalogue, turned-off rules left out."""
+    findings: list[Finding | None] = []
+    for skill in skills:
+        findings.extend(_frontmatter(skill, settings))
+        findings.extend(_description(skill, settings))
+        findings.extend(_sizes(skill, settings))
+        findings.extend(_injections(skill, settings))
+        findings.extend(_references(skill, settings))
+    findings.extend(_duplicates(skills, settings))
+    return [finding for finding in findings if finding is not None]
+
+
+def _limit(settings: RuleSettings, name: str) -> float:
+    return settings.threshold(name, DEFAULT_THRESHOLDS[name])
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
+
+
+# --- S101 -------------------------------------------------------------------------------
+
+
+def _frontmatter(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None]:
+    def error(message: str, hint: str = "") -> Finding | None:
+        return settings.finding("S101", ERROR, skill.name, message, hint)
+
+    if skill.frontmatter_problem is not None:
+        yield error(skill.frontmatter_problem, "start SKILL.md with ---, name:, description:, ---")
+        return
+    fields = skill.frontmatter or {}
+
+    name = fields.get("name")
+    name_limit = _limit(settings, "skill_name_chars")
+    if "name" not in fields:
+        yield error("frontmatter has no name")
+    elif not isinstance(name, str):
+        yield error(f"name must be a string, not {_kind(name)}")
+    else:
+        if not NAME_PATTERN.match(name):
+            yield error(
+                f"name {name!r} must be lowercase letters and digits in hyphen-separated words",
+                "match ^[a-z0-9]+(-[a-z0-9]+)*$",
+            )
+        if len(name) > name_limit:
+            yield error(f"name is {len(name):,} characters, over {_number(name_limit)}")
+        if name != skill.folder_name:
+            yield error(
+                f"name {name!r} does not match its folder name {skill.folder_name!r}",
+                "hosts find a skill by its folder; rename one to match the other",
+            )
+
+    description = fields.get("description")
+    description_limit = _limit(settings, "skill_description_chars")
+    if "description" not in fields:
+        yield error("frontmatter has no description")
+    elif not isinstance(description, str):
+        yield error(f"description must be a string, not {_kind(description)}")
+    elif not description.strip():
+        yield error("description is empty")
+    elif len(description) > description_limit:
+        yield error(
+            f"description is {len(description):,} characters, over {_number(description_limit)}"
+        )
+
+    if "compatibility" in fields:
+        compatibility = fields["compatibility"]
+        compatibility_limit = _limit(settings, "skill_compatibility_chars")
+        if not isinstance(compatibility, str):
+            yield error(f"compatibility must be a string, not {_kind(compatibility)}")
+        elif not compatibility.strip():
+            yield error("compatibility is empty (leave it out instead)")
+        elif len(compatibility) > compatibility_limit:
+            yield error(
+                f"compatibility is {len(compatibility):,} characters, "
+                f"over {_number(compatibility_limit)}"
+            )
+
+    if "metadata" in fields:
+        metadata = fields["metadata"]
+        if not isinstance(metadata, dict):
+            yield error(f"metadata must be a mapping of strings to strings, not {_kind(metadata)}")
+        else:
+            for key, value in metadata.items():
+                if not isinstance(key, str) or not isinstance(value, str):
+                    yield error(
+                        f"metadata must map strings to strings: {key!r} is {_kind(value)}",
+                        'quote the value, e.g. version: "1.0"',
+                    )
+
+    for key in _STRING_FIELDS:
+        if key in fields and not isinstance(fields[key], str):
+            yield error(f"{key} must be a string, not {_kind(fields[key])}")
+
+
+# --- S102 -------------------------------------------------------------------------------
+
+
+def _description(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None]:
+    description = skill.description.strip()
+    if not description:
+        return  # S101 already says it is missing or empty
+    minimum = _limit(settings, "skill_description_min_chars")
+    if len(description) < minimum:
+        yield settings.finding(
+            "S102",
+            WARN,
+            skill.name,
+            f"description is thin: {len(description):,} characters, under {_number(minimum)}",
+            "say what the skill does and when to use it",
+        )
+    if not _SAYS_WHEN.search(description):
+        yield settings.finding(
+            "S102",
+            WARN,
+            skill.name,
+            "description never says when to use the skill",
+            'add a "Use when …" sentence: a host picks skills by their descriptions',
+        )
+
+
+# --- S103 -------------------------------------------------------------------------------
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\w+", text.casefold()))
+
+
+def _duplicates(skills: Sequence[Skill], settings: RuleSettings) -> Iterator[Finding | None]:
+    by_name: defaultdict[str, list[Skill]] = defaultdict(list)
+    for skill in skills:
+        by_name[skill.name].append(skill)
+    for name, group in by_name.items():
+        if len(group) > 1:
+            paths = ", ".join(skill.path for skill in group)
+            yield settings.finding(
+                "S103",
+                ERROR,
+                name,
+                f"{len(group)} skills are named {name!r}: {paths}",
+                "a host keeps only one of them; rename the others",
+            )
+    similarity = _limit(settings, "skill_description_similarity")
+    described = [(skill, _words(skill.description)) for skill in skills if skill.description]
+    for index, (first, first_words) in enumerate(described):
+        for second, second_words in described[index + 1 :]:
+            union = first_words | second_words
+            if not union:
+                continue
+            shared = len(first_words & second_words) / len(union)
+            if shared >= similarity:
+                yield settings.finding(
+                    "S103",
+                    WARN,
+                    first.name,
+                    f"description collides with {second.name!r} ({second.path}): "
+                    f"{shared:.0%} of their words are shared",
+                    "a host cannot tell them apart; say what makes each one different",
+                )
+
+
+# --- S104 -------------------------------------------------------------------------------
+
+
+def _sizes(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None]:
+    def warn(message: str, hint: str) -> Finding | None:
+        return settings.finding("S104", WARN, skill.name, message, hint)
+
+    metadata_limit = _limit(settings, "skill_metadata_tokens")
+    if skill.metadata > metadata_limit:
+        yield warn(
+            f"metadata is {skill.metadata:,} tokens, over {_number(metadata_limit)}",
+            "every session pays for it; shorten the description",
+        )
+    body_limit = _limit(settings, "skill_body_tokens")
+    if skill.body > body_limit:
+        yield warn(
+            f"body is {skill.body:,} tokens, over {_number(body_limit)}",
+            "move detail into references/ files, loaded on demand",
+        )
+    lines_limit = _limit(settings, "skill_body_lines")
+    if skill.body_lines > lines_limit:
+        yield warn(
+            f"body is {skill.body_lines:,} lines, over {_number(lines_limit)}",
+            "move detail into references/ files, loaded on demand",
+        )
+    long_body = _limit(settings, "skill_body_tokens_without_references")
+    if skill.body > long_body and not skill.references:
+        yield warn(
+            f"body is {skill.body:,} tokens (over {_number(long_body)}) and links no reference files",
+            "split the rarely needed parts into references/ so they load only when used",
+        )
+
+
+# --- S105 -------------------------------------------------------------------------------
+
+
+def _injections(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None]:
+    places: list[tuple[str, Iterable[tuple[str, int]]]] = [
+        ("description", [(meaning, 0) for meaning, _ in injection_hits(skill.description)]),
+        (
+            f"{_skill_file()} line",
+            [
+                (meaning, line + skill.body_start_line - 1)
+                for meaning, line in injection_hits(skill.body_text)
+            ],
+        ),
+    ]
+    places.extend(
+        (f"{reference.path} line", reference.injections) for reference in skill.references
+    )
+    for place, hits in places:
+        for meaning, line in hits:
+            where = f"{place} {line}" if line else place
+            yield settings.finding(
+                "S105",
+                INFO,
+                skill.name,
+                f"{where}: {meaning}",
+                "check that this text is meant for the model (reported, never graded)",
+            )
+
+
+def _skill_file() -> str:
+    from pytest_toll.skills import SKILL_FILE
+
+    return SKILL_FILE
+
+
+# --- S106 -------------------------------------------------------------------------------
+
+
+def _references(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None]:
+    for broken in skill.broken_references:
+        yield settings.finding(
+            "S106",
+            ERROR,
+            skill.name,
+            f"reference {broken.target!r} {broken.detail}",
+            "" if broken.kind != "escape" else "keep every file a skill uses inside its folder",
+        )
+    depth_limit = _limit(settings, "skill_reference_depth")
+    for path, depth in skill.reference_depths:
+        if depth > depth_limit:
+            yield settings.finding(
+                "S106",
+                WARN,
+                skill.name,
+                f"reference {path!r} is nested {depth} folders deep, over {_number(depth_limit)}",
+                "keep references one level below SKILL.md (references/x.md)",
+            )

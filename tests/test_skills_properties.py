@@ -1,0 +1,106 @@
+"""Untrusted SKILL.md input: whatever the file holds, the measure never crashes."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_toll import tokens
+from pytest_toll.skills import find_reference_targets, measure_skills, parse_skill_file
+
+# Text biased towards what SKILL.md parsing cares about: fences, YAML syntax, links, paths.
+_PIECES = st.sampled_from(
+    [
+        "---",
+        "\n",
+        "\r\n",
+        "\r",
+        "\ufeff",
+        "name: ",
+        "description: ",
+        "metadata:\n  a: ",
+        ": ",
+        "- ",
+        "[",
+        "]",
+        "{",
+        "}",
+        "(",
+        ")",
+        "![x](",
+        "[r]: ",
+        "references/",
+        "scripts/",
+        "assets/",
+        "../",
+        "./",
+        "/",
+        "#",
+        "?",
+        "%20",
+        "%00",
+        "\0",
+        "&a ",
+        "*a",
+        "!!python/object ",
+        "!!binary ",
+        "2024-01-01",
+        "1e999",
+        "'",
+        '"',
+        "\t",
+        " ",
+        "x.md",
+        "SKILL.md",
+        "a" * 300,
+    ]
+)
+SKILL_TEXT = st.one_of(st.text(), st.lists(st.one_of(_PIECES, st.text(max_size=5))).map("".join))
+
+
+@pytest.fixture(scope="module")
+def skill_folder() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as directory:
+        folder = Path(directory) / "fuzzed"
+        (folder / "references").mkdir(parents=True)
+        (folder / "references" / "x.md").write_text("reference text", encoding="utf-8")
+        (folder / "assets").mkdir()
+        (folder / "assets" / "x.md").write_bytes(b"\0binary")
+        yield folder
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=SKILL_TEXT)
+def test_any_text_as_skill_md_measures_without_crashing(skill_folder: Path, text: str) -> None:
+    (skill_folder / "SKILL.md").write_bytes(text.encode("utf-8", "surrogatepass"))
+    report = measure_skills(skill_folder)
+    [skill] = report.skills
+    assert skill.metadata == tokens.count(f"{skill.name}: {skill.description}")
+    assert report.totals["references"] == sum(r.tokens or 0 for r in skill.references)
+    assert all(not reference.path.startswith("..") for reference in skill.references)
+    report.as_dict()
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.binary())
+def test_any_bytes_as_skill_md_measure_without_crashing(skill_folder: Path, data: bytes) -> None:
+    (skill_folder / "SKILL.md").write_bytes(data)
+    assert len(measure_skills(skill_folder).skills) == 1
+
+
+@given(text=SKILL_TEXT)
+def test_parsing_never_raises_and_the_body_is_a_suffix(text: str) -> None:
+    parsed = parse_skill_file(text)
+    normalized = text.replace("\r\n", "\n").replace("\r", "\n")
+    assert normalized.endswith(parsed.body)
+    assert (parsed.frontmatter is None) == (parsed.problem is not None)
+    assert all(find_reference_targets(parsed.body))
