@@ -115,6 +115,8 @@ class SkillsReport:
     findings: tuple[Finding, ...]
     window: int = DEFAULT_WINDOW
     tokenizer: str = tokens.TOKENIZER_NAME
+    #: How every count in the report was made (always the exact o200k count).
+    method: str = tokens.O200K
 
     @property
     def metadata_share(self) -> float:
