@@ -24,6 +24,8 @@ EXIT_CANNOT_JUDGE = 2
 VERBS: list[tuple[str, str, str]] = [
     ("count", "pytest_toll.cli.count", "count the tokens of files or stdin"),
     ("skills", "pytest_toll.cli.skills", "measure Agent Skills at their three loading levels"),
+    ("scan", "pytest_toll.cli.scan", "the toll table: which tool calls fill the context"),
+    ("repeats", "pytest_toll.cli.repeats", "the same fetch repeated within a session"),
 ]
 
 

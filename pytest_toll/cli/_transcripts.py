@@ -1,0 +1,76 @@
+"""Options and helpers shared by the transcript verbs (scan, repeats, drift, context, check)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_root_options(parser: argparse.ArgumentParser, *, selection: bool = True) -> None:
+    parser.add_argument(
+        "--root",
+        action="append",
+        default=None,
+        metavar="R",
+        help="a transcript file or folder (repeatable); default $TOLL_TRANSCRIPTS, else "
+        "~/.claude/projects, ~/.config/claude/projects and ~/.codex/sessions",
+    )
+    if selection:
+        parser.add_argument(
+            "--since-days",
+            type=float,
+            default=None,
+            metavar="N",
+            help="only files changed in the last N days",
+        )
+        parser.add_argument(
+            "--limit", type=_positive, default=None, metavar="N", help="only the N newest files"
+        )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="re-read every file, ignore the cache"
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="processes for reading files (default: all cores)",
+    )
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive whole number, not {value!r}"
+        ) from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, not {value!r}")
+    return number
+
+
+def roots_of(args: argparse.Namespace) -> list[Path]:
+    from pytest_toll.transcripts import default_roots
+
+    if args.root:
+        return [Path(root).expanduser() for root in args.root]
+    return default_roots()
+
+
+def cache_of(args: argparse.Namespace) -> Path | None:
+    from pytest_toll.tolls import cache_dir
+
+    return None if args.no_cache else cache_dir()
+
+
+def progress_wanted() -> bool:
+    return sys.stderr.isatty()
+
+
+def report_problems(problems: dict[str, list[str]], unreadable: dict[str, int]) -> None:
+    """Unreadable lines, per file, on stderr: counted, never a crash, never hidden."""
+    for path, number in unreadable.items():
+        detail = "; ".join(problems.get(path, []))
+        print(f"toll: {path}: {number} unreadable line(s): {detail}", file=sys.stderr)

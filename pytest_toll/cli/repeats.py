@@ -1,0 +1,64 @@
+"""``toll repeats``: the same thing fetched again within one session, and what it cost."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from pytest_toll.cli import EXIT_OK
+from pytest_toll.cli._transcripts import (
+    _positive,
+    add_root_options,
+    cache_of,
+    progress_wanted,
+    report_problems,
+    roots_of,
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_root_options(parser)
+    parser.add_argument(
+        "--top", type=_positive, default=20, metavar="N", help="rows to show (default 20)"
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON report")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_toll.tolls import scan
+
+    report = scan(
+        roots_of(args),
+        since_days=args.since_days,
+        limit=args.limit,
+        cache=cache_of(args),
+        workers=args.workers,
+        progress=progress_wanted(),
+    )
+    report_problems(report.problems, report.unreadable_by_file)
+    repeats = report.repeats[: args.top]
+    if args.json:
+        data = {
+            "kind": "repeats",
+            "tokenizer": report.tokenizer,
+            "sessions": report.sessions,
+            "repeats": [repeat.as_dict() for repeat in repeats],
+            "wasted_tokens": report.wasted_tokens,
+            "waste_ratio": report.waste_ratio,
+        }
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not repeats:
+        print(f"no repeats: nothing was fetched twice within one of {report.sessions:,} sessions")
+        return EXIT_OK
+    print(f"{'wasted':>9} {'times':>5} {'each':>7}  shape / target (session)")
+    for repeat in repeats:
+        target = repeat.target if len(repeat.target) <= 80 else repeat.target[:79] + "…"
+        print(
+            f"{repeat.wasted:>9,} {repeat.times:>5} {repeat.tokens_each:>7,}  {repeat.shape} / {target} ({repeat.session})"
+        )
+    print(
+        f"\n{report.wasted_tokens:,} o200k tokens fetched again (wasted = each × (times − 1)); "
+        f"waste ratio {report.waste_ratio:.2%} of ok tokens"
+    )
+    return EXIT_OK

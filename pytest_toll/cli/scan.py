@@ -1,0 +1,89 @@
+"""``toll scan``: the toll table — which tool-call shapes put the most tokens in context."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from pytest_toll.cli import EXIT_OK
+from pytest_toll.cli._transcripts import (
+    _positive,
+    add_root_options,
+    cache_of,
+    progress_wanted,
+    report_problems,
+    roots_of,
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_root_options(parser)
+    parser.add_argument(
+        "--top", type=_positive, default=20, metavar="N", help="rows to show (default 20)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the JSON report")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_toll.tolls import scan
+
+    report = scan(
+        roots_of(args),
+        since_days=args.since_days,
+        limit=args.limit,
+        cache=cache_of(args),
+        workers=args.workers,
+        progress=progress_wanted(),
+    )
+    report_problems(report.problems, report.unreadable_by_file)
+    shown = report.top(args.top)
+    if args.json:
+        print(json.dumps(shown.as_dict(), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(render(shown))
+    return EXIT_OK
+
+
+def _multiple(value: float | None) -> str:
+    return "n/a (no usage blocks)" if value is None else f"×{value:,.1f}"
+
+
+def render(report: object) -> str:
+    from pytest_toll.tolls import OUTCOMES, TollReport
+
+    assert isinstance(report, TollReport)
+    lines = [
+        f"{report.calls:,} tool calls in {report.sessions:,} sessions "
+        f"({report.files:,} files, {report.unreadable_lines:,} unreadable lines); "
+        f"tokens: o200k (only ok results ranked)",
+        "",
+    ]
+    header = (
+        f"{'shape':<32} {'calls':>6} {'ok':>6} {'ok tokens':>11} {'median':>7} {'p90':>7}  outcomes"
+    )
+    lines.append(header)
+    for row in report.shapes:
+        outcomes = " ".join(
+            f"{outcome}={row.by_outcome[outcome]}"
+            for outcome in OUTCOMES
+            if outcome in row.by_outcome and outcome != "ok"
+        )
+        flag = "  SUSPICIOUS: mostly not ok" if row.suspicious else ""
+        shape = row.shape if len(row.shape) <= 32 else row.shape[:31] + "…"
+        lines.append(
+            f"{shape:<32} {row.calls:>6,} {row.ok:>6,} {row.ok_tokens:>11,} {row.median:>7,} {row.p90:>7,}  {outcomes}{flag}"
+        )
+    lines.append("")
+    lines.append(
+        f"repeats: {report.wasted_tokens:,} tokens fetched again within a session "
+        f"(waste ratio {report.waste_ratio:.2%} of ok tokens); `toll repeats` lists them"
+    )
+    lines.append(
+        f"resend amplification: {_multiple(report.amplification)} — cumulative prompt tokens "
+        f"over the tokens tool results admitted"
+    )
+    if report.orphan_results:
+        lines.append(
+            f"{report.orphan_results:,} tool results had no call in their file (not attributed)"
+        )
+    return "\n".join(lines)
