@@ -288,6 +288,69 @@ def serialize_openai(tools: Sequence[Tool]) -> str:
 
 # --- weighing ---------------------------------------------------------------------------
 
+#: How many of the heaviest tools get a breakdown of what inside them costs most.
+BREAKDOWN_TOP = 3
+_DEFS_KEYS = ("$defs", "definitions")
+
+
+def _strings_under(value: object, key: str) -> list[str]:
+    """Every string value of ``key`` in the objects inside ``value`` (property names named
+    ``key`` hold objects, so they are not mistaken for it)."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            text = current.get(key)
+            if isinstance(text, str):
+                found.append(text)
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+    return found
+
+
+def _enums_under(value: object) -> list[list[Any]]:
+    found: list[list[Any]] = []
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            enum = current.get("enum")
+            if isinstance(enum, list):
+                found.append(enum)
+            stack.extend(v for k, v in current.items() if k != "enum")
+        elif isinstance(current, list):
+            stack.extend(current)
+    return found
+
+
+def cost_breakdown(tool: Tool, tokens: int, counter: Counter) -> dict[str, Any]:
+    """What inside one tool's claude line costs most, so a maintainer knows where to cut.
+
+    Parts: the description; parameter descriptions; enum value lists; ``title`` fields (often
+    generated, e.g. by pydantic, and pure overhead); ``$defs``/``definitions`` (nested types,
+    counted whole); and ``structure`` — the rest of the line (names, types, JSON syntax).
+    Each part is the o200k count of its own text, so the parts approximate the line's total.
+    """
+    schema = tool.parameters
+    defs = {key: schema[key] for key in _DEFS_KEYS if key in schema}
+    rest = {key: value for key, value in schema.items() if key not in defs}
+    parts = {
+        "description": counter.count(tool.description or ""),
+        "parameter_descriptions": sum(
+            counter.count_many([_spaced(text) for text in _strings_under(rest, "description")])
+        ),
+        "enums": sum(counter.count_many([_spaced(enum) for enum in _enums_under(rest)])),
+        "titles": sum(
+            counter.count_many([f'"title": {_spaced(t)}, ' for t in _strings_under(rest, "title")])
+        ),
+        "defs": counter.count(_spaced(defs)) if defs else 0,
+    }
+    parts["structure"] = max(tokens - sum(parts.values()), 0)
+    largest = max(parts, key=lambda name: parts[name])
+    return {"tool": tool.name, "tokens": tokens, "parts": parts, "largest": largest}
+
 
 @dataclass(frozen=True)
 class ToolRow:
@@ -326,6 +389,8 @@ class ToolsReport:
     window: int
     findings: tuple[Finding, ...] = ()
     breakdown: tuple[Mapping[str, Any], ...] = ()
+    #: How a server was read (transport, protocol version, pages); None for a file.
+    server: Mapping[str, Any] | None = None
 
     @property
     def total(self) -> int:
@@ -340,10 +405,16 @@ class ToolsReport:
     def by_cost(self) -> list[ToolRow]:
         return sorted(self.tools, key=lambda row: (-row.tokens, row.name))
 
-    def with_findings(self, extra: Sequence[Finding]) -> ToolsReport:
+    def with_findings(
+        self, extra: Sequence[Finding], server: Mapping[str, Any] | None = None
+    ) -> ToolsReport:
         from dataclasses import replace
 
-        return replace(self, findings=tuple(worst_first([*self.findings, *extra])))
+        return replace(
+            self,
+            findings=tuple(worst_first([*self.findings, *extra])),
+            server=self.server if server is None else server,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -359,6 +430,7 @@ class ToolsReport:
             "window": {"size": self.window, "share": round(self.window_share, 6)},
             "findings": [finding.as_dict("tool") for finding in self.findings],
             "breakdown": [dict(entry) for entry in self.breakdown],
+            "server": None if self.server is None else dict(self.server),
         }
 
 
@@ -371,11 +443,13 @@ def weigh(
     window: int = DEFAULT_WINDOW,
     counter: Counter | None = None,
     findings: Sequence[Finding] = (),
+    breakdown_top: int = BREAKDOWN_TOP,
 ) -> ToolsReport:
     """Count ``tools`` in the three serializations, per tool, and the instructions.
 
     ``findings`` are added as given (the quality rules are applied by
-    ``pytest_toll.definitions``, which knows the transport's faults too).
+    ``pytest_toll.definitions``, which knows the transport's faults too). The
+    ``breakdown_top`` heaviest tools get a ``cost_breakdown``.
     """
     from pytest_toll.tokens import O200K, TOKENIZER_NAME, O200kCounter
 
@@ -398,6 +472,10 @@ def weigh(
         )
     )
     method = counter.method
+    heaviest = sorted(range(len(tools)), key=lambda i: (-line_tokens[i], tools[i].name))
+    breakdown = tuple(
+        cost_breakdown(tools[i], line_tokens[i], counter) for i in heaviest[:breakdown_top]
+    )
     return ToolsReport(
         target=target,
         source_shape=source_shape,
@@ -411,4 +489,5 @@ def weigh(
         openai=counter.count(serialize_openai(tools)),
         window=window,
         findings=tuple(worst_first(findings)),
+        breakdown=breakdown,
     )

@@ -114,7 +114,35 @@ def test_weigh_exact_counts(reference_o200k: Any) -> None:
         "totals": {"raw": 53, "claude": 86, "openai": 67},
         "window": {"size": 1_000_000, "share": 9.2e-05},
         "findings": [],
-        "breakdown": [],
+        "breakdown": [
+            {
+                "tool": "read_file",
+                "tokens": 51,
+                "parts": {
+                    "description": 4,
+                    "parameter_descriptions": 4,
+                    "enums": 0,
+                    "titles": 0,
+                    "defs": 0,
+                    "structure": 43,
+                },
+                "largest": "structure",
+            },
+            {
+                "tool": "ping",
+                "tokens": 21,
+                "parts": {
+                    "description": 0,
+                    "parameter_descriptions": 0,
+                    "enums": 0,
+                    "titles": 0,
+                    "defs": 0,
+                    "structure": 21,
+                },
+                "largest": "structure",
+            },
+        ],
+        "server": None,
     }
     assert sum(row["tokens"] for row in data["tools"]) + data["framing"] == data["totals"]["claude"]
     assert [row.name for row in report.by_cost()] == ["read_file", "ping"]
