@@ -18,6 +18,7 @@ from pytest_toll.anthropic import (
     CountRefused,
     CountTokensClient,
 )
+from pytest_toll.calls import measure
 from pytest_toll.errors import CouldNotJudge
 
 KEY = "sk-ant-test-0123456789"
@@ -46,6 +47,8 @@ class FakeAnthropic:
     url: str = ""
     seen: list[tuple[dict[str, str], dict[str, Any]]] = field(default_factory=list)
     replies: dict[str, Reply] = field(default_factory=dict)
+    #: Replies only for requests that carry tools (a refusal of the tools stage alone).
+    tools_replies: dict[str, Reply] = field(default_factory=dict)
 
     def error(self, model: str, status: int, kind: str, message: str, **extra: Any) -> None:
         body = {
@@ -79,7 +82,10 @@ def anthropic_server() -> Iterator[FakeAnthropic]:
                     )
                 )
                 return
-            reply = fake.replies.get(body.get("model", ""))
+            model = body.get("model", "")
+            reply = fake.replies.get(model)
+            if "tools" in body and model in fake.tools_replies:
+                reply = fake.tools_replies[model]
             if reply is None:
                 reply = Reply(
                     200, {"input_tokens": fake_count(body)}, headers={"request-id": "req_ok"}
@@ -237,3 +243,106 @@ def test_missing_key_and_bad_timeout() -> None:
     default = CountTokensClient.from_environment({"ANTHROPIC_API_KEY": KEY})
     assert default.url == "https://api.anthropic.com/v1/messages/count_tokens"
     assert default.timeout == 30.0
+
+
+# --- measure(exact=True) against the same server ---------------------------------------
+
+TOOLS = [
+    {
+        "name": "read_file",
+        "description": "Read a file.",
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+    }
+]
+MESSAGES = [{"role": "user", "content": "Show me setup.py"}]
+SKILLS = [{"name": "pdf", "description": "Fill PDF forms."}]
+
+
+def test_exact_stages_are_real_requests(anthropic_server: FakeAnthropic) -> None:
+    with client_for(anthropic_server) as client:
+        result = measure(
+            "claude-sonnet-5", "Be careful.", MESSAGES, TOOLS, SKILLS, exact=True, client=client
+        )
+    bodies = [body for _headers, body in anthropic_server.seen]
+    base = {
+        "model": "claude-sonnet-5",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Show me setup.py"}]}],
+    }
+    tool = {
+        "name": "read_file",
+        "description": "Read a file.",
+        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+    }
+    assert bodies == [
+        base,
+        {**base, "system": "Be careful."},
+        {**base, "system": "pdf: Fill PDF forms.\n\nBe careful."},
+        {**base, "system": "pdf: Fill PDF forms.\n\nBe careful.", "tools": [tool]},
+    ]
+    counts = [fake_count(body) for body in bodies]
+    assert [result.parts[name].tokens for name in ("messages", "system", "skills", "tools")] == [
+        counts[0],
+        counts[1] - counts[0],
+        counts[2] - counts[1],
+        counts[3] - counts[2],
+    ]
+    assert result.total.tokens == counts[3]
+    assert result.method == "native" and result.source == "native"
+    assert result.total.scaled is None
+    assert result.total.cost_usd == pytest.approx(counts[3] * 2 / 1e6)
+    data = result.as_dict()
+    assert data["exact"] == {"requested": True, "used": True}
+    assert data["parts"]["tools"]["source"] == "native"
+    assert data["tokenizer"] == "anthropic count_tokens"
+
+
+def test_exact_skips_stages_that_add_nothing(anthropic_server: FakeAnthropic) -> None:
+    with client_for(anthropic_server) as client:
+        result = measure("claude-sonnet-5", tools=TOOLS, exact=True, client=client)
+        assert client.requests_made == 2  # the probe alone, then with the tools
+    assert result.probe is True
+    assert result.parts["system"].tokens == result.parts["skills"].tokens == 0
+    bodies = [body for _headers, body in anthropic_server.seen]
+    assert bodies[0]["messages"] == [{"role": "user", "content": "."}]
+    assert result.parts["tools"].tokens == fake_count(bodies[1]) - fake_count(bodies[0])
+
+
+def test_a_refused_shape_turns_the_whole_report_into_estimates(
+    anthropic_server: FakeAnthropic,
+) -> None:
+    anthropic_server.tools_replies["claude-sonnet-5"] = Reply(
+        400,
+        {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "tools: unsupported schema"},
+            "request_id": "req_no",
+        },
+    )
+    with client_for(anthropic_server) as client:
+        result = measure(
+            "claude-sonnet-5", "Be careful.", MESSAGES, TOOLS, exact=True, client=client
+        )
+    assert all(part.source == "estimate" for part in result.parts.values())
+    assert result.method == "o200k×1.80"
+    reason = (
+        "count_tokens refused the request, so these are estimates: Anthropic count_tokens: "
+        "HTTP 400 invalid_request_error: tools: unsupported schema (request req_no)"
+    )
+    assert result.fallback_reason == reason
+    assert result.notes[0] == reason
+    assert result.as_dict()["exact"] == {"requested": True, "used": False, "reason": reason}
+    assert result.total == measure("claude-sonnet-5", "Be careful.", MESSAGES, TOOLS).total
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"), [(401, "authentication_error"), (529, "overloaded_error")]
+)
+def test_other_errors_are_never_swallowed(
+    anthropic_server: FakeAnthropic, status: int, kind: str
+) -> None:
+    anthropic_server.tools_replies["claude-sonnet-5"] = Reply(
+        status, {"type": "error", "error": {"type": kind, "message": "nope"}, "request_id": "req_x"}
+    )
+    with client_for(anthropic_server) as client, pytest.raises(CountFailed) as caught:
+        measure("claude-sonnet-5", messages=MESSAGES, tools=TOOLS, exact=True, client=client)
+    assert f"HTTP {status} {kind}: nope (request req_x)" in str(caught.value)
