@@ -1,12 +1,33 @@
 """The pytest adapter. Hooks in lifecycle order, each delegating to the core.
 
-Without ``--toll`` this registers the option group and the marker and does nothing else:
-no tokenizer import, no ledger read.
+Without ``--toll`` this registers the options, the ``toll`` marker and the ``toll``
+fixture and does nothing else: no tokenizer import, no ledger read. With ``--toll`` the
+ledger's entries become items, tests' measurements are judged, results travel to the
+controller on each report's ``user_properties`` as plain dicts (the xdist path and the
+serial path are the same), and only the controller writes the ledger and the reports.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import pytest
+
+if TYPE_CHECKING:
+    from pytest_toll.fixture import Toll
+    from pytest_toll.gate import TollState
+
+STATE_KEY = pytest.StashKey["TollState"]()
+METER_KEY = pytest.StashKey["Toll"]()
+BUDGET_KEY = pytest.StashKey["int | None"]()
+RESULT_PROPERTY = "toll"
+TOKENS_PROPERTY = "toll_tokens"
+
+
+# --- options ----------------------------------------------------------------------------
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -17,6 +38,51 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="measure and gate context-token costs against the toll.yaml ledger",
     )
+    group.addoption(
+        "--toll-ledger", metavar="PATH", help="the ledger (default: toll.yaml at the rootdir)"
+    )
+    group.addoption(
+        "--toll-update",
+        action="store_true",
+        default=False,
+        help="write new pins and lower improved ones (never raises a pin on its own)",
+    )
+    group.addoption(
+        "--toll-allow-increase",
+        action="store_true",
+        default=False,
+        help="with --toll-update, also raise pins that regressed (shows in the diff)",
+    )
+    group.addoption(
+        "--toll-strict",
+        action="store_const",
+        const="true",
+        help="fail on stale ledger entries (in the ledger, not measured in a full run)",
+    )
+    group.addoption("--toll-json", metavar="PATH", help="write the versioned JSON report")
+    group.addoption(
+        "--toll-window", metavar="TOKENS", help="context window for shares (default 1,000,000)"
+    )
+    group.addoption(
+        "--toll-tolerance", metavar="TOKENS", help="tokens allowed above a pin (default 0)"
+    )
+    group.addoption("--toll-markdown", metavar="PATH", help="write a Markdown report")
+    group.addoption("--toll-badge", metavar="PATH", help="write a badge (SVG, and JSON beside)")
+    group.addoption("--toll-sarif", metavar="PATH", help="write a SARIF report")
+    for name, help_text in (
+        ("ledger", "path of the toll.yaml ledger, relative to the ini file"),
+        ("strict", "fail on stale ledger entries (true/false)"),
+        ("json", "write the versioned JSON report to this path"),
+        ("window", "context window in tokens for window shares"),
+        ("tolerance", "tokens allowed above a pin"),
+        ("markdown", "write a Markdown report to this path"),
+        ("badge", "write a badge to this path"),
+        ("sarif", "write a SARIF report to this path"),
+    ):
+        parser.addini(f"toll_{name}", help_text, type="string", default="")
+
+
+# --- configuration ----------------------------------------------------------------------
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -24,3 +90,287 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "toll(budget=N): fail the test when the tokens it measures with the toll fixture exceed N",
     )
+    if not config.getoption("toll") or config.option.help:
+        return
+    from pytest_toll.errors import UsageError
+    from pytest_toll.gate import TollState, open_ledger, resolve_settings
+
+    sources = _sources(config)
+    update = bool(config.getoption("toll_update"))
+    try:
+        ledger = open_ledger(sources, update=update)
+        settings = resolve_settings(
+            sources,
+            ledger,
+            update=update,
+            allow_increase=bool(config.getoption("toll_allow_increase")),
+        )
+    except UsageError as error:
+        raise pytest.UsageError(str(error)) from None
+    config.stash[STATE_KEY] = TollState(settings, ledger, worker=hasattr(config, "workerinput"))
+    config.pluginmanager.register(TollSession(config), "toll-session")
+    if ledger.exists:
+        _collect_ledger_too(config, ledger.path)
+
+
+def _sources(config: pytest.Config) -> Any:
+    from pytest_toll.gate import Sources
+
+    names = ("ledger", "strict", "json", "window", "tolerance", "markdown", "badge", "sarif")
+    inipath = config.inipath
+    return Sources(
+        cli={name: config.getoption(f"toll_{name}") for name in names},
+        ini={name: str(config.getini(f"toll_{name}") or "") for name in names},
+        ini_name=str(inipath) if inipath else "the ini file",
+        ini_dir=inipath.parent if inipath else config.rootpath,
+        invocation_dir=config.invocation_params.dir,
+        rootdir=config.rootpath,
+    )
+
+
+def _collect_ledger_too(config: pytest.Config, ledger: Path) -> None:
+    """Add the ledger to a default collection (testpaths, rootdir) that does not reach it.
+
+    Explicit arguments are the user's choice: the ledger runs when they name it or a
+    directory holding it.
+    """
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        return
+    base = config.invocation_params.dir
+    for arg in config.args:
+        path = (base / arg.split("::")[0]).resolve()
+        if ledger.resolve() == path or path in ledger.resolve().parents:
+            return
+    config.args.append(str(ledger))
+
+
+def state_of(config: pytest.Config) -> TollState | None:
+    return config.stash.get(STATE_KEY, None)
+
+
+def require_state(config: pytest.Config) -> TollState:
+    return config.stash[STATE_KEY]
+
+
+# --- collection -------------------------------------------------------------------------
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    state = parent.config.stash.get(STATE_KEY, None)
+    if state is None or not state.ledger.exists or file_path != state.ledger.path:
+        return None
+    from pytest_toll.items import LedgerFile
+
+    ledger_file: pytest.Collector = LedgerFile.from_parent(parent, path=file_path)
+    return ledger_file
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Budgets are read once here so a bad value stops the run before anything executes.
+    for item in items:
+        marker = item.get_closest_marker("toll")
+        if marker is not None:
+            item.stash[BUDGET_KEY] = _marker_budget(item, marker)
+
+
+def _marker_budget(item: pytest.Item, marker: pytest.Mark) -> int | None:
+    where = f"{item.nodeid}: @pytest.mark.toll"
+    if marker.args:
+        raise pytest.UsageError(f"{where}: give the budget by name, toll(budget=N)")
+    unknown = sorted(set(marker.kwargs) - {"budget"})
+    if unknown:
+        raise pytest.UsageError(f"{where}: unknown argument {', '.join(unknown)}")
+    budget = marker.kwargs.get("budget")
+    if budget is None:
+        return None
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise pytest.UsageError(
+            f"{where}(budget=…): must be a whole number of tokens >= 0, not {budget!r}"
+        )
+    return budget
+
+
+# --- the fixture and the per-test gate --------------------------------------------------
+
+
+@pytest.fixture
+def toll(request: pytest.FixtureRequest) -> Toll:
+    """Measure inside a test; the total is judged against ``toll(budget=N)`` and the ledger."""
+    from pytest_toll.fixture import Toll
+
+    state = request.config.stash.get(STATE_KEY, None)
+    window = state.settings.window if state is not None else 1_000_000
+    meter = Toll(request.node.nodeid, window=window)
+    request.node.stash[METER_KEY] = meter
+    return meter
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    budget = item.stash.get(BUDGET_KEY, None)
+    meter = item.stash.get(METER_KEY, None)
+    if meter is None and budget is None:
+        return (yield)
+    try:
+        outcome = yield
+    except pytest.skip.Exception:
+        raise
+    except BaseException:
+        _judge_test(item, meter, budget, errored=True)
+        raise
+    result = _judge_test(item, meter, budget, errored=False)
+    if result is not None and result.failed:
+        from pytest_toll.report import failure_text
+
+        pytest.fail(failure_text(result), pytrace=False)
+    return outcome
+
+
+def _judge_test(item: pytest.Item, meter: Toll | None, budget: int | None, *, errored: bool) -> Any:
+    from pytest_toll.ratchet import Measurement, Policy, judge
+
+    state = item.config.stash.get(STATE_KEY, None)
+    nodeid = item.nodeid
+    entry: Any = {}
+    line = None
+    if state is not None:
+        entry = state.ledger.section("tests").get(nodeid) or {}
+        line = state.ledger.line_of(("tests", nodeid)) if entry else None
+    measurement = None
+    error = ""
+    if errored:
+        error = "the test did not pass: its measurement is neither judged nor pinned"
+    elif meter is None or not meter.records:
+        error = "marked toll(budget=…) but measured nothing: use the toll fixture"
+    else:
+        measurement = Measurement(meter.total, meter.method, meter.parts())
+        item.user_properties.append((TOKENS_PROPERTY, meter.total))
+    result = judge(
+        kind="tests",
+        name=nodeid,
+        nodeid=nodeid,
+        line=line,
+        entry=entry,
+        measurement=measurement,
+        policy=state.policy if state is not None else Policy(),
+        error=error,
+        extra_budget=budget,
+    )
+    if state is not None:
+        item.user_properties.append((RESULT_PROPERTY, result.as_dict()))
+    return result
+
+
+# --- the session (registered only with --toll) ------------------------------------------
+
+
+class TollSession:
+    """The ``--toll`` session's hooks, registered in ``pytest_configure`` (not otherwise).
+
+    On the controller it gathers the results every report carries and, at the end, judges
+    stale entries, writes the ratchet and the reports; on an xdist worker it only tells the
+    controller how many items were deselected (so the controller knows a run is partial).
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @property
+    def state(self) -> TollState:
+        return require_state(self.config)
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.state.deselected += len(items)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call" or not report.user_properties or self.state.worker:
+            return
+        for name, value in report.user_properties:
+            if name == RESULT_PROPERTY and isinstance(value, dict):
+                self.state.add_result(value)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        self.state.deselected += int(output.get("toll_deselected", 0))
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        state = self.state
+        if state.worker:
+            workeroutput: dict[str, Any] = getattr(self.config, "workeroutput", {})
+            workeroutput["toll_deselected"] = state.deselected
+            return
+        if exitstatus == pytest.ExitCode.USAGE_ERROR or self.config.option.collectonly:
+            return
+        from pytest_toll.gate import finish
+
+        report = finish(
+            state, partial=_partial(session, exitstatus), ledger_name=_ledger_name(self.config)
+        )
+        _write_outputs(state, report.as_dict())
+        if report.failed and session.exitstatus == pytest.ExitCode.OK:
+            # Stale entries under --toll-strict fail the run though no item failed.
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        state = self.state
+        if state.worker or state.report is None:
+            return
+        try:
+            from pytest_toll.report import summary_lines
+
+            terminalreporter.section("toll summary")
+            for text, colour in summary_lines(state.report):
+                terminalreporter.write_line(text, **({colour: True} if colour else {}))
+            for warning in state.warnings:
+                terminalreporter.write_line(f"toll warning: {warning}", yellow=True)
+        except Exception as error:  # never raise from the terminal summary
+            terminalreporter.write_line(f"toll warning: could not render the summary: {error}")
+
+
+def _partial(session: pytest.Session, exitstatus: int) -> bool:
+    """Whether some tests were left out: then nothing is stale and nothing is removed."""
+    config = session.config
+    option = config.option
+    state = require_state(config)
+    return bool(
+        config.args_source == pytest.Config.ArgsSource.ARGS
+        or getattr(option, "keyword", "")
+        or getattr(option, "markexpr", "")
+        or getattr(option, "lf", False)
+        or getattr(option, "deselect", None)
+        or getattr(option, "stepwise", False)
+        or state.deselected
+        or session.shouldfail
+        or session.shouldstop
+        or exitstatus == pytest.ExitCode.INTERRUPTED
+    )
+
+
+def _ledger_name(config: pytest.Config) -> str:
+    path = require_state(config).settings.ledger
+    try:
+        return str(path.relative_to(config.rootpath))
+    except ValueError:
+        return str(path)
+
+
+def _write_outputs(state: TollState, report: dict[str, Any]) -> None:
+    settings = state.settings
+    github = os.environ.get("GITHUB_ACTIONS") == "true"
+    if not (github or settings.markdown or settings.badge or settings.sarif):
+        return
+    try:
+        from pytest_toll.outputs import write_outputs
+
+        write_outputs(
+            report,
+            markdown=settings.markdown,
+            badge=settings.badge,
+            sarif=settings.sarif,
+            github=github,
+            ledger_path=settings.ledger,
+            warn=state.warnings.append,
+        )
+    except Exception as error:  # a report file must never hide the gate's verdict
+        state.warnings.append(f"could not write the CI outputs: {error}")

@@ -241,9 +241,11 @@ def _table(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
 def window_line(report: SessionReport) -> str:
     fixed = report.fixed_cost
     share = 100 * fixed / report.window
+    # Two decimals below 1% so a small surface does not read as zero.
+    shown = f"{share:.1f}" if share >= 1 else f"{share:.2f}"
     return (
         f"fixed cost per request (server definitions + skill metadata): {fixed:,} tok "
-        f"(o200k), ~{share:.1f}% of a {report.window:,} window"
+        f"(o200k), ~{shown}% of a {report.window:,} window"
     )
 
 
@@ -303,9 +305,7 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
 
 def failure_text(entry: EntryResult, biggest: int = 5) -> str:
     """A short table for a failed ledger item or test: measured, pin, budget, delta, parts."""
-    lines = [f"{entry.kind}::{entry.name}: {_SYMBOL[entry.outcome]}"]
-    if entry.message:
-        lines.append(entry.message)
+    lines = [f"{entry.kind}::{entry.name}: {entry.message or _SYMBOL[entry.outcome]}"]
     if entry.outcome != ERROR:
         rows: list[tuple[str, ...]] = [
             ("measured", "pin", "budget", "delta", "method"),
@@ -319,8 +319,9 @@ def failure_text(entry: EntryResult, biggest: int = 5) -> str:
         ]
         lines.extend("  " + line for line in _table(rows, (True, True, True, True, False)))
     changed = [part for part in entry.parts if part.delta]
+    any_pinned = any(part.pin is not None for part in entry.parts)
     unpinned = [part for part in entry.parts if part.pin is None and part.measured is not None]
-    if changed or (unpinned and entry.pin is not None):
+    if changed or (unpinned and any_pinned):
         changed.sort(key=lambda part: (-abs(part.delta or 0), part.name))
         shown = changed[:biggest]
         part_rows: list[tuple[str, ...]] = [("part", "measured", "pin", "delta")]
@@ -328,7 +329,7 @@ def failure_text(entry: EntryResult, biggest: int = 5) -> str:
             (part.name, _number(part.measured), _number(part.pin), _signed(part.delta))
             for part in shown
         )
-        if entry.pin is not None:
+        if any_pinned:
             part_rows.extend(
                 (part.name, _number(part.measured), "new", "-")
                 for part in unpinned[: max(0, biggest - len(shown))]

@@ -1,0 +1,172 @@
+"""One measurement function per ledger entry kind: ledger entry in, plain Measurement out.
+
+Each function imports its measuring module lazily (the definitions, skills and transcripts
+cores are heavy and optional for a given ledger), resolves paths against the ledger's
+directory, and raises :class:`CouldNotJudge` when it cannot measure — an error outcome,
+never a pass. The plugin only looks entries up in :data:`MEASURERS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_toll.errors import CouldNotJudge
+from pytest_toll.findings import Finding, RuleSettings
+from pytest_toll.ratchet import Measurement
+
+DEFAULT_WINDOW = 1_000_000
+
+
+@dataclass(frozen=True)
+class EntryContext:
+    """What every measurement needs besides its entry: where the ledger is, and its settings."""
+
+    root: Path
+    window: int = DEFAULT_WINDOW
+    rules: Mapping[str, Any] = field(default_factory=dict)
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    duplicate_decisions: tuple[tuple[str, int], ...] = ()
+    source: str = "toll.yaml"
+
+    def settings(self, entry: Mapping[str, Any], where: str) -> RuleSettings:
+        """Ledger-wide rule severities and limits, overridden by the entry's own ``rules``."""
+        severities = {**self.rules, **(entry.get("rules") or {})}
+        return RuleSettings.parse(severities, self.limits, source=where)
+
+    def resolve(self, path: str) -> Path:
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else self.root / candidate
+
+
+def _findings(findings: Any) -> tuple[dict[str, Any], ...]:
+    out = []
+    for finding in findings or ():
+        if isinstance(finding, Finding):
+            out.append(finding.as_dict())
+        elif isinstance(finding, Mapping):
+            data = dict(finding)
+            if "subject" not in data:
+                # Other reports name the subject after what it is (tool, skill, shape).
+                for key in ("tool", "skill", "shape", "subject"):
+                    if key in data:
+                        data["subject"] = data.pop(key)
+                        break
+                else:
+                    data["subject"] = None
+            out.append(data)
+    return tuple(out)
+
+
+def measure_servers(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+    """A server's tool definitions: the claude total, per-tool lines, the E1xx findings."""
+    where = f"servers.{name}"
+    settings = context.settings(entry, where)
+    tools_file = entry.get("tools_file")
+    command = entry.get("command")
+    if isinstance(command, str):
+        command = command.split()
+    cwd = context.resolve(entry["cwd"]) if entry.get("cwd") else context.root
+    from pytest_toll.definitions import weigh_source
+
+    optional: dict[str, Any] = {}
+    if entry.get("timeout") is not None:
+        optional["timeout"] = float(entry["timeout"])
+    report = weigh_source(
+        command=command,
+        url=entry.get("url"),
+        tools_file=None if tools_file is None else context.resolve(str(tools_file)),
+        env=entry.get("env"),
+        cwd=cwd,
+        headers=entry.get("headers"),
+        check_order=bool(entry.get("check_order", False)),
+        window=context.window,
+        settings=settings,
+        **optional,
+    )
+    return Measurement(
+        total=int(report.claude),
+        method=str(report.method),
+        parts={row.name: int(row.tokens) for row in report.tools},
+        findings=_findings(report.findings),
+        note=str(getattr(report, "source_shape", "") or ""),
+    )
+
+
+SKILL_LEVELS = ("metadata", "body", "references")
+
+
+def measure_skills(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+    """One skill at its three loading levels; each level is gated against its own pin."""
+    from pytest_toll.skills import measure_skills as measure
+
+    where = f"skills.{name}"
+    report = measure(
+        context.resolve(str(entry["path"])),
+        window=context.window,
+        settings=context.settings(entry, where),
+    )
+    levels = _skill_levels(report, where)
+    return Measurement(
+        total=sum(levels.values()),
+        method=str(getattr(report, "method", "o200k")),
+        parts=levels,
+        findings=_findings(getattr(report, "findings", ())),
+    )
+
+
+def _skill_levels(report: Any, where: str) -> dict[str, int]:
+    """Per-level totals from a skills report (one skill, or the sum over a directory)."""
+    data = report.as_dict() if hasattr(report, "as_dict") else report
+    totals = data.get("totals") if isinstance(data, Mapping) else None
+    if isinstance(totals, Mapping) and all(level in totals for level in SKILL_LEVELS):
+        return {level: int(_tokens(totals[level])) for level in SKILL_LEVELS}
+    skills = data.get("skills") if isinstance(data, Mapping) else None
+    if isinstance(skills, list) and skills:
+        levels = dict.fromkeys(SKILL_LEVELS, 0)
+        for skill in skills:
+            source = skill.get("levels", skill)
+            for level in SKILL_LEVELS:
+                levels[level] += int(_tokens(source.get(level, 0)))
+        return levels
+    raise CouldNotJudge(f"{where}: no skill found to measure")
+
+
+def _tokens(value: Any) -> int:
+    if isinstance(value, Mapping):
+        return int(value.get("tokens", 0))
+    return int(value)
+
+
+def measure_transcripts(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+    """The decisions ledger: TL rules over the transcripts under ``roots``."""
+    # Imported by name: the decisions module is the transcripts job's and may be absent.
+    judge_decisions = importlib.import_module("pytest_toll.decisions").judge_decisions
+    roots = [context.resolve(str(root)) for root in entry.get("roots") or ()]
+    result = judge_decisions(
+        entry,
+        roots=roots,
+        duplicate_decisions=list(context.duplicate_decisions),
+        source=context.source,
+    )
+    data = result.as_dict() if hasattr(result, "as_dict") else dict(result)
+    total = data.get("total_tokens", data.get("tokens", 0))
+    return Measurement(
+        total=int(total or 0),
+        method=str(data.get("method", "o200k")),
+        parts={},
+        findings=_findings(data.get("findings", ())),
+    )
+
+
+Measurer = Callable[[str, Mapping[str, Any], EntryContext], Measurement]
+
+#: The ledger sections whose entries are collected as items, in collection order.
+MEASURERS: dict[str, Measurer] = {
+    "servers": measure_servers,
+    "skills": measure_skills,
+    "transcripts": measure_transcripts,
+}

@@ -1,0 +1,125 @@
+"""The ``toll`` fixture's object: measure inside a test, recorded under the test's node id.
+
+Every measurement adds a record (name, kind, tokens, method); the test's total is the sum
+of its records, judged after the test body against ``@pytest.mark.toll(budget=N)`` and the
+ledger's ``tests:`` entry. This module does not import pytest: the plugin wraps it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_toll.errors import CouldNotJudge
+
+
+@dataclass(frozen=True)
+class Record:
+    """One measurement a test made."""
+
+    name: str
+    kind: str
+    tokens: int
+    method: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "tokens": self.tokens, "method": self.method}
+
+
+@dataclass
+class Toll:
+    """Measures text, tool definitions and skills, and keeps a running total for the test.
+
+    ``window`` is the context window used for window shares in the reports it returns.
+    """
+
+    nodeid: str
+    window: int = 1_000_000
+    records: list[Record] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(record.tokens for record in self.records)
+
+    @property
+    def method(self) -> str:
+        """The method label of the total: one label, or ``mixed`` when records differ."""
+        methods = {record.method for record in self.records}
+        if len(methods) == 1:
+            return methods.pop()
+        return "mixed" if methods else "o200k"
+
+    def parts(self) -> dict[str, int]:
+        """Per-record tokens, keyed by name (a repeated name gets ``#2``, ``#3``…)."""
+        parts: dict[str, int] = {}
+        for record in self.records:
+            key = record.name
+            number = 2
+            while key in parts:
+                key = f"{record.name}#{number}"
+                number += 1
+            parts[key] = record.tokens
+        return parts
+
+    def _record(self, name: str, kind: str, tokens: int, method: str) -> int:
+        self.records.append(Record(name, kind, tokens, method))
+        return tokens
+
+    def text(self, name: str, text: str) -> int:
+        """Count ``text`` (o200k) and record it as ``name``; returns its tokens."""
+        from pytest_toll.tokens import O200K, count
+
+        if not isinstance(text, str):
+            raise TypeError(f"toll.text({name!r}, …) needs a str, not {type(text).__name__}")
+        return self._record(name, "text", count(text), O200K)
+
+    def tools(self, tools_or_server: Any, *, name: str | None = None) -> Any:
+        """Weigh tool definitions and record their claude total; returns the ToolsReport.
+
+        Accepts a tools array (MCP, OpenAI or Anthropic shape, or a ``tools/list`` result),
+        a path to such a file, or a server given as a mapping of ``weigh_source`` arguments
+        (``{"command": [...]}``, ``{"url": ...}``).
+        """
+        report = _weigh(tools_or_server, self.window)
+        label = name or getattr(report, "target", "") or "tools"
+        self._record(str(label), "tools", int(report.claude), str(report.method))
+        return report
+
+    def skills(self, path: str | Path, *, name: str | None = None) -> Any:
+        """Measure a skill (or a directory of skills); records metadata + body + references."""
+        from pytest_toll.entries import _skill_levels
+        from pytest_toll.skills import measure_skills
+
+        report = measure_skills(Path(path), window=self.window)
+        levels = _skill_levels(report, str(path))
+        method = str(getattr(report, "method", "o200k"))
+        self._record(name or Path(path).name, "skills", sum(levels.values()), method)
+        return report
+
+
+SERVER_KEYS = frozenset({"command", "url", "tools_file"})
+
+
+def _weigh(tools_or_server: Any, window: int) -> Any:
+    if isinstance(tools_or_server, Mapping) and SERVER_KEYS & set(tools_or_server):
+        from pytest_toll.definitions import weigh_source
+
+        arguments = dict(tools_or_server)
+        arguments.setdefault("window", window)
+        return weigh_source(**arguments)
+    if isinstance(tools_or_server, str | Path):
+        from pytest_toll.tools import load_tools_file, weigh
+
+        tools, shape = load_tools_file(tools_or_server)
+        return weigh(tools, target=str(tools_or_server), source_shape=shape, window=window)
+    if isinstance(tools_or_server, Mapping | Sequence):
+        from pytest_toll.tools import normalize_tools, weigh
+
+        tools, shape = normalize_tools(tools_or_server)
+        return weigh(tools, target="tools", source_shape=shape, window=window)
+    raise CouldNotJudge(
+        "toll.tools() needs a tools array, a tools file path or a server mapping, "
+        f"not {type(tools_or_server).__name__}"
+    )
