@@ -514,10 +514,6 @@ def summarize_file(
                 settle(pending, *early)
             else:
                 calls[record.call_id] = pending
-            if drift:
-                added[session] += count(
-                    record.tool + json.dumps(dict(record.input), ensure_ascii=False)
-                )
         elif isinstance(record, ResultRecord):
             tokens = (count(record.text) if record.text else 0) + sum(
                 map(image_tokens, record.images)
@@ -1214,15 +1210,107 @@ def _turn_cost(catalogue: Callable[[str], Any] | None, usage: UsageRecord) -> fl
     if model is None:
         return None
     prices = model.prices_for(usage.prompt)
+    # Cache writes are priced by their lifetime; the usage block says how many were 1-hour.
+    write_5m = getattr(prices, "cache_write_5m", None) or prices.cache_write
+    write_1h = getattr(prices, "cache_write_1h", None) or prices.cache_write
     total = 0.0
     for tokens, price in (
         (usage.input, prices.input),
         (usage.output, prices.output),
         (usage.cache_read, prices.cache_read),
-        (usage.cache_creation, prices.cache_write),
+        (usage.cache_creation - usage.cache_creation_1h, write_5m),
+        (usage.cache_creation_1h, write_1h),
     ):
         if tokens:
             if price is None:
                 return None
             total += tokens * price / 1_000_000
     return total
+
+
+# --- versus ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommandToll:
+    command: str
+    exit_code: int | None
+    tokens: int
+    characters: int
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "exit_code": self.exit_code,
+            "tokens": self.tokens,
+            "characters": self.characters,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class VersusReport:
+    first: CommandToll
+    second: CommandToll
+
+    @property
+    def saved(self) -> int:
+        """Tokens the second command saves over the first (negative: it costs more)."""
+        return self.first.tokens - self.second.tokens
+
+    @property
+    def ratio(self) -> float | None:
+        return round(self.second.tokens / self.first.tokens, 4) if self.first.tokens else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "versus",
+            "tokenizer": TOKENIZER_NAME,
+            "a": self.first.as_dict(),
+            "b": self.second.as_dict(),
+            "saved": self.saved,
+            "ratio": self.ratio,
+        }
+
+
+def run_command(command: str, *, timeout: float, allow_failure: bool) -> CommandToll:
+    """Run one command (argv via shlex, never a shell) and count what it prints.
+
+    stdout and stderr are counted together, as an agent's shell tool returns both. A command
+    that fails, cannot start or times out is CouldNotJudge unless failures are allowed.
+    """
+    import subprocess
+
+    try:
+        argv = shlex.split(command)
+    except ValueError as error:
+        raise CouldNotJudge(f"{command!r}: cannot split into arguments: {error}") from None
+    if not argv:
+        raise CouldNotJudge("an empty command cannot be measured")
+    started = time.monotonic()
+    try:
+        finished = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+    except FileNotFoundError:
+        raise CouldNotJudge(f"{command!r}: {argv[0]}: command not found") from None
+    except PermissionError:
+        raise CouldNotJudge(f"{command!r}: {argv[0]}: permission denied") from None
+    except subprocess.TimeoutExpired:
+        raise CouldNotJudge(f"{command!r}: still running after {timeout:g} s, stopped") from None
+    seconds = time.monotonic() - started
+    if finished.returncode != 0 and not allow_failure:
+        raise CouldNotJudge(
+            f"{command!r} exited with {finished.returncode}; its output is not a fair comparison "
+            "(pass --allow-failure to count it anyway)"
+        )
+    output = (finished.stdout + finished.stderr).decode("utf-8", errors="replace")
+    return CommandToll(command, finished.returncode, _counter()(output), len(output), seconds)
+
+
+def versus(
+    first: str, second: str, *, timeout: float = 120.0, allow_failure: bool = False
+) -> VersusReport:
+    return VersusReport(
+        run_command(first, timeout=timeout, allow_failure=allow_failure),
+        run_command(second, timeout=timeout, allow_failure=allow_failure),
+    )

@@ -96,6 +96,8 @@ class UsageRecord:
     output: int
     cache_read: int
     cache_creation: int
+    #: the part of cache_creation written for one hour (priced higher than 5-minute writes)
+    cache_creation_1h: int = 0
 
     @property
     def prompt(self) -> int:
@@ -283,6 +285,11 @@ def _claude_session(line: Mapping[str, Any], fallback: str, subagent: str | None
     return session
 
 
+def _one_hour_writes(usage: Mapping[str, Any]) -> int:
+    split = usage.get("cache_creation")
+    return _int(split.get("ephemeral_1h_input_tokens")) if isinstance(split, Mapping) else 0
+
+
 def _claude_records(
     line: Mapping[str, Any], state: _ClaudeState, fallback: str, with_text: bool
 ) -> Iterator[Record]:
@@ -314,6 +321,7 @@ def _claude_records(
                 _int(usage.get("output_tokens")),
                 _int(usage.get("cache_read_input_tokens")),
                 _int(usage.get("cache_creation_input_tokens")),
+                _one_hour_writes(usage),
             )
         if isinstance(content, str):
             if with_text:

@@ -1,0 +1,47 @@
+"""``toll drift``: per model, the measured ratio of its tokenizer to o200k, from transcripts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from pytest_toll.cli import EXIT_OK
+from pytest_toll.cli._transcripts import add_root_options, cache_of, progress_wanted, roots_of
+
+# Below this many turns one odd turn (a resumed session, a cache reset) can swing the ratio.
+FEW_TURNS = 20
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_root_options(parser)
+    parser.add_argument("--json", action="store_true", help="print a JSON report")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_toll.tolls import DRIFT_LIMITS, DRIFT_METHOD, drift
+
+    report = drift(
+        roots_of(args),
+        since_days=args.since_days,
+        limit=args.limit,
+        cache=cache_of(args),
+        workers=args.workers,
+        progress=progress_wanted(),
+    )
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"{'model':<34} {'turns':>6} {'reported':>11} {'o200k':>11} {'ratio':>7}")
+    for row in report.rows:
+        flag = "" if row.within_tolerance else f"  beyond ±{report.tolerance:.0%}"
+        if row.turns < FEW_TURNS:
+            flag += f"  (fewer than {FEW_TURNS} turns: a hint, not a measurement)"
+        print(
+            f"{row.model:<34} {row.turns:>6,} {row.reported:>11,} {row.counted:>11,} {row.ratio:>7.3f}{flag}"
+        )
+    print()
+    print(f"method: {DRIFT_METHOD}")
+    print(f"limits: {DRIFT_LIMITS}")
+    if report.unreadable_lines:
+        print(f"{report.unreadable_lines:,} unreadable lines skipped in {report.files:,} files")
+    return EXIT_OK
