@@ -193,9 +193,12 @@ def write_outputs(
         )
     if github:
         out = sys.stdout if stream is None else stream
-        for line in actions.render_annotations(entry_annotations(report, ledger_file)):
-            out.write(line + "\n")
-        out.flush()
+        lines = actions.render_annotations(entry_annotations(report, ledger_file))
+        if lines:
+            # A workflow command counts only at the start of a line, and pytest's progress
+            # line ("toll.yaml F..  [100%]") may still be open when the session finishes.
+            out.write("\n" + "\n".join(lines) + "\n")
+            out.flush()
         summary = env.get("GITHUB_STEP_SUMMARY")
         if summary:
             summary_path = Path(summary)

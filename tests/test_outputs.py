@@ -239,7 +239,7 @@ def test_write_outputs_writes_every_file_and_github_output(tmp_path: Path) -> No
     assert warnings == []
     assert (tmp_path / "out" / "toll.md").read_text(encoding="utf-8") == EXPECTED_MARKDOWN
     assert summary.read_text(encoding="utf-8") == "## earlier step output\n" + EXPECTED_MARKDOWN
-    assert stream.getvalue().splitlines() == EXPECTED_ANNOTATIONS
+    assert stream.getvalue() == "\n" + "\n".join(EXPECTED_ANNOTATIONS) + "\n"
     svg = (tmp_path / "out" / "badge.svg").read_text(encoding="utf-8")
     assert "1,074 tok (o200k)" in svg and 'fill="#e05d44"' in svg  # red: the gate failed
     assert json.loads((tmp_path / "out" / "badge.json").read_text(encoding="utf-8")) == {
