@@ -47,11 +47,14 @@ _SAYS_WHEN = re.compile(
     re.IGNORECASE,
 )
 
-# Instruction-injection patterns worth a human look (S105, info only): each is a pair of
-# what it means and the pattern.
-_INJECTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+# Instruction-injection patterns worth a human look (S105, info only): what each means, the
+# words one of which must appear (casefolded) before the pattern is worth searching for, and
+# the pattern. The word check is a plain substring test: it made the scan of a 200-skill
+# catalogue several times faster than running every pattern over every text.
+_INJECTIONS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     (
         "tells the model to ignore its instructions",
+        ("ignore", "disregard", "forget", "override"),
         re.compile(
             r"\b(?:ignore|disregard|forget|override)\b[^\n]{0,40}?"
             r"\b(?:previous|prior|above|earlier|all|system|other|your)\b[^\n]{0,20}?"
@@ -61,15 +64,18 @@ _INJECTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "redefines the model's role",
+        ("you are now", "from now on"),
         re.compile(r"\b(?:you are now|from now on,? you)\b", re.IGNORECASE),
     ),
-    ("mentions the system prompt", re.compile(r"\bsystem prompt\b", re.IGNORECASE)),
+    ("mentions the system prompt", ("system prompt",), re.compile(r"\bsystem prompt\b", re.I)),
     (
         "contains chat-role markup",
+        ("<",),
         re.compile(r"</?(?:system|instructions?)>|<\|im_(?:start|end)\|>", re.IGNORECASE),
     ),
     (
         "asks to hide something from the user",
+        ("do not", "don't", "never"),
         re.compile(
             r"\b(?:do not|don't|never)\b[^\n]{0,30}?\b(?:tell|inform|mention|reveal|show)\b"
             r"[^\n]{0,20}?\buser\b",
@@ -78,10 +84,12 @@ _INJECTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "pipes a download into a shell",
+        ("curl", "wget"),
         re.compile(r"\b(?:curl|wget)\b[^\n|]*\|\s*(?:ba|z)?sh\b"),
     ),
     (
         "contains invisible or direction-changing characters",
+        (),
         re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\U000e0000-\U000e007f]"),
     ),
 )
@@ -90,7 +98,10 @@ _INJECTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
 def injection_hits(text: str) -> list[tuple[str, int]]:
     """Each injection pattern found in ``text``, with the 1-based line of its first hit."""
     hits = []
-    for meaning, pattern in _INJECTIONS:
+    folded = text.casefold()
+    for meaning, words, pattern in _INJECTIONS:
+        if words and not any(word in folded for word in words):
+            continue
         match = pattern.search(text)
         if match is not None:
             hits.append((meaning, text.count("\n", 0, match.start()) + 1))
@@ -255,13 +266,23 @@ def _duplicates(skills: Sequence[Skill], settings: RuleSettings) -> Iterator[Fin
                 "a host keeps only one of them; rename the others",
             )
     similarity = _limit(settings, "skill_description_similarity")
-    described = [(skill, _words(skill.description)) for skill in skills if skill.description]
-    for index, (first, first_words) in enumerate(described):
-        for second, second_words in described[index + 1 :]:
-            union = first_words | second_words
-            if not union:
+    described = [
+        (skill, words, len(words))
+        for skill in skills
+        if skill.description
+        for words in [_words(skill.description)]
+    ]
+    for index, (first, first_words, first_size) in enumerate(described):
+        for second, second_words, second_size in described[index + 1 :]:
+            # Shared words / all words can be no more than the smaller set over the larger:
+            # most pairs of a large catalogue are ruled out without intersecting them.
+            if min(first_size, second_size) < similarity * max(first_size, second_size, 1):
                 continue
-            shared = len(first_words & second_words) / len(union)
+            common = len(first_words & second_words)
+            union = first_size + second_size - common
+            if not union:
+                continue  # two descriptions without a single word: S102 speaks for them
+            shared = common / union
             if shared >= similarity:
                 yield settings.finding(
                     "S103",

@@ -104,3 +104,42 @@ def test_parsing_never_raises_and_the_body_is_a_suffix(text: str) -> None:
     assert normalized.endswith(parsed.body)
     assert (parsed.frontmatter is None) == (parsed.problem is not None)
     assert all(find_reference_targets(parsed.body))
+
+
+@given(
+    before=st.text(max_size=40),
+    after=st.text(max_size=40),
+    path=st.from_regex(
+        r"(?:\./)?(?:references|scripts|assets)/[a-z0-9_-]{1,12}\.(?:md|py)", fullmatch=True
+    ),
+)
+def test_a_bare_path_set_apart_by_spaces_is_always_found(
+    before: str, after: str, path: str
+) -> None:
+    assert path in find_reference_targets(f"{before} {path} {after}") or (
+        # Unless the surrounding text makes it part of a Markdown link (then the link counts).
+        "](" in before or "]:" in before
+    )
+
+
+@given(text=st.text(max_size=200))
+def test_every_bare_path_found_is_in_the_text_and_stays_a_path(text: str) -> None:
+    for target in find_reference_targets(text):
+        if "](" not in text and "]:" not in text and "%" not in text:
+            assert target in text
+            assert "/" in target
+
+
+def test_zero_thresholds_never_divide_by_zero(tmp_path: Path) -> None:
+    from pytest_toll.findings import RuleSettings
+    from pytest_toll.skill_rules import DEFAULT_THRESHOLDS
+
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: '!!'\n---\n", encoding="utf-8"
+        )
+    zero = RuleSettings(thresholds=dict.fromkeys(DEFAULT_THRESHOLDS, 0))
+    report = measure_skills(tmp_path, settings=zero)
+    assert [skill.name for skill in report.skills] == ["one", "two"]
+    assert {finding.rule for finding in report.findings} == {"S101", "S102", "S104"}
