@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_toll import tokens
 from pytest_toll.anthropic import (
     CountFailed,
     CountRefused,
@@ -346,3 +351,85 @@ def test_other_errors_are_never_swallowed(
     with client_for(anthropic_server) as client, pytest.raises(CountFailed) as caught:
         measure("claude-sonnet-5", messages=MESSAGES, tools=TOOLS, exact=True, client=client)
     assert f"HTTP {status} {kind}: nope (request req_x)" in str(caught.value)
+
+
+# --- the CLI against the same server -----------------------------------------------------
+
+
+def run_toll(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    environment.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_toll", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment,
+    )
+
+
+def test_cli_measure_exact(anthropic_server: FakeAnthropic, tmp_path: Path) -> None:
+    (tmp_path / "m.json").write_text(json.dumps(MESSAGES), encoding="utf-8")
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": anthropic_server.url}
+    result = run_toll(
+        "measure",
+        "--model",
+        "claude-sonnet-5",
+        "--messages",
+        "m.json",
+        "--exact",
+        "--json",
+        cwd=tmp_path,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    body = anthropic_server.seen[0][1]
+    assert report["total"]["tokens"] == fake_count(body)
+    assert report["method"] == "native"
+    assert KEY not in result.stdout + result.stderr
+    anthropic_server.replies["claude-sonnet-5"] = Reply(
+        401,
+        {
+            "type": "error",
+            "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+            "request_id": "req_k",
+        },
+    )
+    denied = run_toll("measure", "--model", "claude-sonnet-5", "--exact", cwd=tmp_path, env=env)
+    assert denied.returncode == 2
+    assert denied.stderr == (
+        "toll: error: Anthropic count_tokens: HTTP 401 authentication_error: invalid x-api-key "
+        "(request req_k) — check ANTHROPIC_API_KEY\n"
+    )
+    assert KEY not in denied.stdout + denied.stderr
+
+
+def test_cli_calibrate_exact(anthropic_server: FakeAnthropic, tmp_path: Path) -> None:
+    text = "The quick brown fox jumps over the lazy dog. " * 4
+    (tmp_path / "s.txt").write_text(text, encoding="utf-8")
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": anthropic_server.url}
+    result = run_toll(
+        "calibrate",
+        "--model",
+        "claude-sonnet-5",
+        "--exact",
+        "s.txt",
+        "--json",
+        cwd=tmp_path,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    probe = fake_count({"messages": [{"role": "user", "content": "."}]})
+    sample = fake_count({"messages": [{"role": "user", "content": text}]})
+    o200k = tokens.count(text) - tokens.count(".")
+    assert report["samples"] == [
+        {
+            "path": "s.txt",
+            "o200k": o200k,
+            "provider": sample - probe,
+            "ratio": round((sample - probe) / o200k, 4),
+        }
+    ]
+    assert report["source"] == "anthropic count_tokens"

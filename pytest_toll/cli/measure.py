@@ -1,0 +1,256 @@
+"""``toll measure --model M [...]``: what one call costs before it is sent, part by part."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
+
+if TYPE_CHECKING:
+    from pytest_toll.calls import Measurement
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model", required=True, help="a model from the catalogue (window, prices, scale)"
+    )
+    parser.add_argument(
+        "--system", metavar="FILE", help="the system prompt, a text file (- reads stdin)"
+    )
+    parser.add_argument(
+        "--messages",
+        metavar="FILE",
+        help="a JSON messages array (Anthropic or OpenAI shape), or a request body whose "
+        "'messages', 'system' and 'tools' are used; omitted: a '.' probe message",
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="a tools array (MCP, OpenAI or Anthropic shape), JSON or YAML",
+    )
+    source.add_argument(
+        "--server",
+        metavar="COMMAND",
+        help="an MCP stdio server command whose tools/list to measure",
+    )
+    source.add_argument(
+        "--url", metavar="URL", help="a streamable-HTTP MCP endpoint whose tools/list to measure"
+    )
+    parser.add_argument(
+        "--server-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="MCP server timeout (default 30 s)",
+    )
+    parser.add_argument(
+        "--skills",
+        metavar="DIR",
+        help="a skill folder or a folder of skills (their catalogue joins the system)",
+    )
+    parser.add_argument(
+        "--compact",
+        action="store_true",
+        help="measure compacted tool schemas (originals untouched)",
+    )
+    parser.add_argument(
+        "--exact", action="store_true", help="ask Anthropic's count_tokens (ANTHROPIC_API_KEY)"
+    )
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="count_tokens base URL (default ANTHROPIC_BASE_URL or the public API)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="count_tokens timeout (default 30 s)",
+    )
+    parser.add_argument(
+        "--chars-per-token",
+        type=float,
+        default=None,
+        metavar="N",
+        help="estimate from characters instead of o200k",
+    )
+    parser.add_argument(
+        "--tokens-per-message",
+        type=int,
+        default=None,
+        metavar="N",
+        help="per-message overhead (default 4)",
+    )
+    parser.add_argument(
+        "--tokens-per-image",
+        type=int,
+        default=None,
+        metavar="N",
+        help="tokens per image (default: not estimated)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        metavar="N",
+        help="exit 1 when the total is above N tokens",
+    )
+    parser.add_argument("--json", action="store_true", help="print the JSON report")
+
+
+def _load_messages(path: str) -> tuple[object, str | None, object]:
+    """Messages, and the system and tools of a full request body when the file is one."""
+    from pytest_toll.errors import CouldNotJudge
+    from pytest_toll.textio import read_text
+
+    text = read_text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CouldNotJudge(
+            f"{path}:{error.lineno}:{error.colno}: not valid JSON: {error.msg}"
+        ) from None
+    if isinstance(data, dict):
+        if "messages" not in data:
+            raise CouldNotJudge(f"{path}: an object without a 'messages' array")
+        system = data.get("system")
+        if isinstance(system, list):  # Anthropic system blocks
+            system = "\n\n".join(
+                block.get("text", "") for block in system if isinstance(block, dict)
+            )
+        if system is not None and not isinstance(system, str):
+            raise CouldNotJudge(f"{path}: 'system' must be a string or text blocks")
+        return data["messages"], system, data.get("tools")
+    return data, None, None
+
+
+def _tools(args: argparse.Namespace) -> object:
+    if args.tools:
+        from pytest_toll.tools import load_tools_file
+
+        return load_tools_file(args.tools)[0]
+    if args.server or args.url:
+        from pytest_toll import mcp
+
+        if args.server:
+            import shlex
+
+            listing = mcp.list_stdio(shlex.split(args.server), timeout=args.server_timeout)
+        else:
+            listing = mcp.list_http(args.url, timeout=args.server_timeout)
+        return list(listing.tools)
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_toll.calls import Tuning, measure
+    from pytest_toll.textio import read_text
+
+    if args.budget is not None and args.budget < 0:
+        return fail("--budget must not be negative")
+    tuning = Tuning(
+        chars_per_token=args.chars_per_token,
+        tokens_per_message=4 if args.tokens_per_message is None else args.tokens_per_message,
+        tokens_per_image=args.tokens_per_image,
+    )
+    messages: object = None
+    system: str | None = None
+    tools: object = None
+    if args.messages:
+        messages, system, tools = _load_messages(args.messages)
+    if args.system:
+        system = read_text(args.system)
+    tools = _tools(args) or tools
+    client = None
+    if args.exact:
+        from pytest_toll.anthropic import CountTokensClient
+        from pytest_toll.models import get_model
+
+        if get_model(args.model).provider == "anthropic":
+            client = CountTokensClient.from_environment(
+                base_url=args.base_url, timeout=args.timeout
+            )
+    try:
+        result = measure(
+            args.model,
+            system,
+            messages,
+            tools,
+            skills=args.skills,
+            tool_schemas="compact" if args.compact else "full",
+            exact=args.exact,
+            tuning=tuning,
+            client=client,
+        )
+    finally:
+        if client is not None:
+            client.close()
+    over = args.budget is not None and result.total.tokens > args.budget
+    if args.json:
+        data = result.as_dict()
+        if args.budget is not None:
+            data["budget"] = {"tokens": args.budget, "over": over}
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(render_text(result))
+        if over:
+            print(f"over budget: {result.total.tokens:,} > {args.budget:,} tokens")
+    return EXIT_VIOLATION if over else EXIT_OK
+
+
+def _usd(value: float | None) -> str:
+    return "—" if value is None else f"${value:,.6f}"
+
+
+def render_text(result: Measurement) -> str:
+    """The table a person reads: one row per part, raw and scaled side by side."""
+    scaled = result.total.scaled is not None
+    header: list[str] = ["part", result.tokenizer if result.source != "native" else "native"]
+    if scaled:
+        header.append(f"×{result.scale.factor:.2f}")
+    header.append("USD")
+    rows: list[list[str]] = [header]
+    for name, part in [*result.parts.items(), ("total", result.total)]:
+        row = [name, f"{part.tokens:,}"]
+        if scaled:
+            row.append(f"{part.scaled:,}" if part.scaled is not None else "")
+        row.append(_usd(part.cost_usd))
+        rows.append(row)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [
+        f"call {result.model} ({result.provider}) — {result.method}"
+        + (" — probe message '.'" if result.probe else "")
+    ]
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [
+            cell.rjust(width) for cell, width in zip(row[1:], widths[1:])
+        ]
+        lines.append("  ".join(cells).rstrip())
+    if result.window:
+        share = result.window_share or 0.0
+        lines.append(f"~{share:.2%} of a {result.window:,} window")
+    if scaled:
+        lines.append(
+            f"scale: ×{result.scale.factor:.2f} ({'measured' if result.scale.measured else 'not measured'}: "
+            f"{result.scale.source}); budgets and pins use the o200k column"
+        )
+    elif not result.scale.measured and result.source != "native":
+        lines.append(f"scale: none measured for {result.model}; the o200k count is shown unscaled")
+    if result.source != "native":
+        lines.append(f"tuning: {result.tuning.describe()}")
+    if result.total.cost_usd is not None:
+        lines.append("USD: uncached input at the request's price tier")
+    else:
+        lines.append(
+            f"USD: no input price known for {result.model} (add one under models: in toll.yaml)"
+        )
+    if result.tool_schemas == "compact":
+        lines.append(
+            "tools: compacted copies of the schemas (titles, $schema and single-use $defs removed)"
+        )
+    lines.extend(f"note: {note}" for note in result.notes)
+    return "\n".join(lines)
