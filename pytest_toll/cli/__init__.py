@@ -29,6 +29,7 @@ VERBS: list[tuple[str, str, str]] = [
     ("versus", "pytest_toll.cli.versus", "compare the output tokens of two commands"),
     ("context", "pytest_toll.cli.context", "what filled a session's context at its last turn"),
     ("drift", "pytest_toll.cli.drift", "a model's tokenizer against o200k, from transcripts"),
+    ("check", "pytest_toll.cli.check", "judge the transcripts decisions in toll.yaml (TL001-TL005)"),
     ("measure", "pytest_toll.cli.measure", "what one call costs before it is sent, part by part"),
     ("calibrate", "pytest_toll.cli.calibrate", "re-derive a tokenizer scale factor from samples"),
 ]
