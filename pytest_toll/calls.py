@@ -879,6 +879,32 @@ class CallDiff:
     total: PartDelta
     notes: tuple[str, ...] = ()
 
+    before_name: str = "before"
+    after_name: str = "after"
+
+    @property
+    def increase_percent(self) -> float | None:
+        """Signed percent change of the total tokens; None when the before total was zero."""
+        if self.total.before == 0:
+            return None if self.total.after else 0.0
+        return 100.0 * self.total.delta / self.total.before
+
+    def render(self) -> str:
+        """A table of signed deltas, for ``toll diff``."""
+        rows = [["part", self.before_name, self.after_name, "delta", "USD"]]
+        for name, delta in [*self.parts.items(), ("total", self.total)]:
+            usd = "" if delta.cost_usd is None else f"{delta.cost_usd:+.6f}"
+            rows.append([name, f"{delta.before:,}", f"{delta.after:,}", f"{delta.delta:+,}", usd])
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
+        lines = [f"call {self.before_model} → {self.after_model}"]
+        for row in rows:
+            cells = [row[0].ljust(widths[0])] + [
+                cell.rjust(width) for cell, width in zip(row[1:], widths[1:])
+            ]
+            lines.append("  ".join(cells).rstrip())
+        lines.extend(f"note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": "call-diff",
@@ -943,6 +969,17 @@ def diff(
     if old.get("model") != new.get("model"):
         notes.append(f"different models: {old.get('model')} before, {new.get('model')} after")
     return CallDiff(str(old.get("model")), str(new.get("model")), parts, total, tuple(notes))
+
+
+def diff_reports(
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    *,
+    before_name: str = "before",
+    after_name: str = "after",
+) -> CallDiff:
+    """``diff`` for two JSON call reports, naming them (the ``toll diff`` entry point)."""
+    return replace(diff(before, after), before_name=before_name, after_name=after_name)
 
 
 # --- deferred tools ---------------------------------------------------------------------

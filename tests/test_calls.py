@@ -494,3 +494,23 @@ def test_parts_always_sum_to_the_total(system: str, user: str, skill: str) -> No
     )
     assert sum(part.tokens for part in result.parts.values()) == result.total.tokens
     assert sum(part.scaled or 0 for part in result.parts.values()) == result.total.scaled
+
+
+def test_diff_reports_render_and_increase_percent() -> None:
+    from pytest_toll.calls import diff_reports
+
+    before = measure("gpt-6.2-sol", SYSTEM, MESSAGES, TOOLS[:1]).as_dict()
+    after = measure("gpt-6.2-sol", SYSTEM, MESSAGES, TOOLS).as_dict()
+    result = diff_reports(before, after, before_name="old.json", after_name="new.json")
+    grown = after["total"]["tokens"] - before["total"]["tokens"]
+    assert result.increase_percent == pytest.approx(100 * grown / before["total"]["tokens"])
+    lines = result.render().splitlines()
+    assert lines[0] == "call gpt-6.2-sol → gpt-6.2-sol"
+    assert lines[1].split() == ["part", "old.json", "new.json", "delta", "USD"]
+    assert lines[2].split()[:4] == [
+        "messages",
+        f"{before['parts']['messages']['tokens']:,}",
+        f"{after['parts']['messages']['tokens']:,}",
+        "+0",
+    ]
+    assert lines[-1].split()[3] == f"{grown:+,}"
