@@ -1,0 +1,183 @@
+"""``toll weigh``: the token cost of an MCP server's tools (or a tools file), with the rules.
+
+    toll weigh [--json] [--window N] [--check-order] [--timeout S] [--env K=V]...
+               [--header K=V]... [--cwd DIR] [--rule ID=SEVERITY]... [--limit NAME=N]...
+               (-- COMMAND ARGS... | --url URL | --tools FILE)
+
+Exit 0 measured and no error-severity finding, 1 an error finding fired, 2 could not judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
+
+if TYPE_CHECKING:
+    from pytest_toll.tools import ToolsReport
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_argument_group("source (exactly one)")
+    source.add_argument("--url", help="a streamable-HTTP MCP endpoint")
+    source.add_argument(
+        "--tools", type=Path, metavar="FILE", help="a JSON or YAML tools array or tools/list result"
+    )
+    source.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND ARGS",
+        help="a stdio MCP server, started without a shell",
+    )
+    parser.add_argument("--json", action="store_true", help="print the JSON report")
+    parser.add_argument(
+        "--window", type=int, default=1_000_000, metavar="N", help="context window (default 1M)"
+    )
+    parser.add_argument(
+        "--check-order",
+        action="store_true",
+        help="list the tools on two fresh connections and compare the order (E112)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=30.0, metavar="S", help="seconds (default 30)"
+    )
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="K=V", help="server environment variable"
+    )
+    parser.add_argument("--cwd", type=Path, help="the server's working directory")
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="HTTP header (values may use ${ENV_VAR}; never printed)",
+    )
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="ID=SEVERITY",
+        help="override a rule's severity: error, warn, info or off",
+    )
+    parser.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="override a rule threshold, e.g. tool_tokens=500",
+    )
+
+
+def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, equals, rest = value.partition("=")
+        if not equals or not key:
+            # The value may hold a secret: name the flag and the key only.
+            raise ValueError(f"{flag} takes KEY=VALUE, got {key or value[:0]!r}…")
+        pairs[key] = rest
+    return pairs
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_toll.definitions import weigh_source
+    from pytest_toll.errors import UsageError
+    from pytest_toll.findings import RuleSettings, has_errors
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    try:
+        env = _pairs(args.env, "--env")
+        headers = _pairs(args.header, "--header")
+        severities = _pairs(args.rule, "--rule")
+        limits = {name: float(value) for name, value in _pairs(args.limit, "--limit").items()}
+    except ValueError as error:
+        return fail(str(error))
+    settings = RuleSettings.parse(severities, limits, source="--rule/--limit")
+    if env and not command:
+        raise UsageError("--env applies to a stdio server (-- COMMAND)")
+    if headers and not args.url:
+        raise UsageError("--header applies to --url")
+    report = weigh_source(
+        command=command or None,
+        url=args.url,
+        tools_file=args.tools,
+        env=env or None,
+        cwd=args.cwd,
+        headers=headers or None,
+        timeout=args.timeout,
+        check_order=args.check_order,
+        window=args.window,
+        settings=settings,
+    )
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(render(report))
+    return EXIT_VIOLATION if has_errors(report.findings) else EXIT_OK
+
+
+def render(report: ToolsReport) -> str:
+    """The human report: a table by cost, totals, window line, breakdown and findings."""
+    method = report.method
+    lines = [f"toll weigh: {report.target}"]
+    detail = [f"{len(report.tools)} tools", f"shape: {report.source_shape}"]
+    if report.server is not None:
+        server = report.server
+        pages = server.get("pages")
+        detail.insert(
+            0,
+            f"{server.get('transport')}, protocol {server.get('protocol_version')}, "
+            f"{pages} page{'' if pages == 1 else 's'}",
+        )
+    lines.append("  " + " · ".join(detail))
+    lines.append("")
+    numbers = [report.claude, *(row.tokens for row in report.tools)]
+    width = max(len("tokens"), *(len(f"{n:,}") for n in numbers))
+    lines.append(
+        f"{'tokens':>{width}}  {'descr':>6}  {'schema':>6}  {'output':>6}  tool  ({method} tokens)"
+    )
+    for row in report.by_cost():
+        output = f"{row.output_schema_tokens:,}" if row.output_schema_tokens else "-"
+        lines.append(
+            f"{row.tokens:>{width},}  {row.description_tokens:>6,}  {row.schema_tokens:>6,}  "
+            f"{output:>6}  {row.name}"
+        )
+    lines.append(
+        f"{report.framing:>{width},}  {'':>6}  {'':>6}  {'':>6}  (framing: <functions> wrapper)"
+    )
+    lines.append(f"{'-' * width}")
+    lines.append(f"{report.claude:>{width},}  total, claude serialization ({method})")
+    if report.instructions is not None:
+        lines.append(
+            f"{report.instructions:>{width},}  server instructions ({method}), beside the tools"
+        )
+    lines.append("")
+    lines.append(
+        f"totals ({method}): claude {report.claude:,} · openai {report.openai:,} · "
+        f"raw {report.raw:,}"
+    )
+    share = report.window_share * 100
+    lines.append(
+        f"window: ~{share:.2g}% of a {report.window:,}-token window "
+        f"(claude total + instructions, {method}; shown, never graded)"
+    )
+    if report.breakdown:
+        lines.append("")
+        lines.append(f"what costs most in the heaviest tools ({method} tokens):")
+        for entry in report.breakdown:
+            parts = sorted(entry["parts"].items(), key=lambda item: -item[1])
+            shown = ", ".join(f"{name.replace('_', ' ')} {n:,}" for name, n in parts if n)
+            lines.append(f"  {entry['tool']} ({entry['tokens']:,}): {shown}")
+    lines.append("")
+    if report.findings:
+        lines.append("findings:")
+        lines.extend(f"  {finding}" for finding in report.findings)
+    else:
+        lines.append("findings: none")
+    return "\n".join(lines)
