@@ -30,6 +30,8 @@ VERBS: list[tuple[str, str, str]] = [
     ("context", "pytest_toll.cli.context", "what filled a session's context at its last turn"),
     ("drift", "pytest_toll.cli.drift", "a model's tokenizer against o200k, from transcripts"),
     ("check", "pytest_toll.cli.check", "judge the transcripts decisions in toll.yaml (TL001-TL005)"),
+    ("weigh", "pytest_toll.cli.weigh", "the token cost of an MCP server's tools, with the rules"),
+    ("diff", "pytest_toll.cli.diff", "compare two JSON reports; --allow-increase makes it a gate"),
     ("measure", "pytest_toll.cli.measure", "what one call costs before it is sent, part by part"),
     ("calibrate", "pytest_toll.cli.calibrate", "re-derive a tokenizer scale factor from samples"),
 ]
