@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -64,7 +67,8 @@ def run_action(
         script = workspace / f".step-{index}.sh"
         script.write_text(step["run"], encoding="utf-8")
         env = {
-            **os.environ,
+            # Nothing of a real CI run may leak in: no real step summary, no xdist worker state.
+            **{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PYTEST_"))},
             **extra_env,
             "GITHUB_ACTION_PATH": str(ACTION_DIR),
             "GITHUB_WORKSPACE": str(workspace),
@@ -211,3 +215,37 @@ def test_workflow_template_scripts_are_valid_bash() -> None:
                 subprocess.run(["bash", "-n", "-c", script], check=True)
     for step in load(ACTION)["runs"]["steps"]:
         subprocess.run(["bash", "-n", "-c", step["run"]], check=True)
+
+
+def test_the_action_gates_the_demo_for_real(tmp_path: Path) -> None:
+    """The action's steps, unchanged, on a copy of the demo with this interpreter."""
+    workspace = tmp_path / "workspace"
+    shutil.copytree(DEMO, workspace / "demo", ignore=shutil.ignore_patterns("__pycache__"))
+    summary = tmp_path / "step-summary.md"
+    reports = tmp_path / "reports"
+    results = run_action(
+        {
+            "python": sys.executable,
+            "install": "none",
+            "working-directory": "demo",
+            "args": "-p no:cacheprovider",
+            "markdown": str(reports / "toll.md"),
+            "badge": str(reports / "badge.svg"),
+            "sarif": str(reports / "toll.sarif"),
+        },
+        workspace,
+        {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert len(results) == 1  # install: none skipped the install step
+    assert results[0].returncode == 0, results[0].stdout + results[0].stderr
+    assert "::error" not in results[0].stdout and "::warning" not in results[0].stdout
+    markdown = summary.read_text(encoding="utf-8")
+    assert markdown.startswith("## pytest-toll: context cost\n\n✅ **Gate passed** · 5 passed\n")
+    assert (reports / "toll.md").read_text(encoding="utf-8") == markdown
+    assert "577 tok (o200k)" in (reports / "badge.svg").read_text(encoding="utf-8")
+    assert (reports / "badge.json").read_text(encoding="utf-8") == (
+        '{\n  "schemaVersion": 1,\n  "label": "context cost",\n'
+        '  "message": "577 tok (o200k)",\n  "color": "brightgreen"\n}\n'
+    )
+    sarif = json.loads((reports / "toll.sarif").read_text(encoding="utf-8"))
+    assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"] == []

@@ -1,0 +1,157 @@
+"""The bundled demo, end to end, in a copy: it passes; a longer description fails with its
+diff; a shorter one passes as improved and ratchets the pins down. Real processes only: the
+demo's stdio MCP server and pytest itself run as subprocesses."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "examples" / "demo"
+SEARCH_SENTENCE = 'Returns up to "\n            "`limit` matches'
+LONGER_SEARCH = (
+    'Searches are case-insensitive and "\n            "every word must appear somewhere in '
+    'the note. Returns up to "\n            "`limit` matches'
+)
+READ_SENTENCE = "Returns the note's Markdown body, its tags and when it was last edited."
+SHORTER_READ = "Returns the note's Markdown body and tags."
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment minus anything that would make the inner pytest think it is an xdist
+    worker or on GitHub (its summary must not land in a real step summary)."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PYTEST_", "GITHUB_")) and key != "COV_CORE_SOURCE"
+    }
+    env.update(extra or {})
+    return env
+
+
+def run_pytest(
+    demo: Path, *args: str, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--toll", *args],
+        cwd=demo,
+        env=clean_env(env),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    copy = tmp_path / "demo"
+    shutil.copytree(DEMO, copy, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    return copy
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{path.name} no longer contains {old!r}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_the_demo_passes_as_committed(demo: Path) -> None:
+    result = run_pytest(demo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "5 passed, 0 improved, 0 regressed, 0 over budget, 0 errors, 0 new, 0 stale" in (
+        result.stdout
+    )
+    assert re.search(r"ok\s+servers::notes\s+492\s+492\s+800\s+0\s+o200k", result.stdout)
+
+
+def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) -> None:
+    edit(demo / "notes_server.py", SEARCH_SENTENCE, LONGER_SEARCH)
+    summary = demo.parent / "step-summary.md"
+    result = run_pytest(demo, env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = result.stdout
+    assert re.search(r"search_notes\s+179\s+164\s+\+15", out), out  # the per-tool diff
+    assert "FAILED toll.yaml::servers::notes" in out
+    # Annotations start on their own line and point at the entry's line in toll.yaml.
+    annotation = re.search(
+        r"^::error file=toll.yaml,line=9,title=toll%3A servers%3A%3Anotes .*$", out, re.M
+    )
+    assert annotation, out
+    assert annotation.group(0).startswith(
+        "::error file=toll.yaml,line=9,title=toll%3A servers%3A%3Anotes regressed::"
+    )
+    assert annotation.group(0).endswith(
+        "%0Ameasured 507 tok (o200k), pin 492, budget 800, change +15%0A"
+        "search_notes: 164 → 179 (+15)"
+    )
+    assert "::error file=toll.yaml,line=31," in out  # the budgeted test includes the tools
+    markdown = summary.read_text(encoding="utf-8")
+    assert markdown.startswith("## pytest-toll: context cost\n\n❌ **Gate failed**: 2 regressed")
+    assert "- **servers::notes**: 492 → 507 (+15) · search\\_notes 164 → 179 (+15)" in markdown
+
+
+def test_a_shorter_description_improves_and_ratchets(demo: Path) -> None:
+    edit(demo / "notes_server.py", READ_SENTENCE, SHORTER_READ)
+    before = (demo / "toll.yaml").read_text(encoding="utf-8")
+    improved = run_pytest(demo)
+    assert improved.returncode == 0, improved.stdout + improved.stderr
+    assert "improved by 14 tok — ratchet with --toll-update" in improved.stdout
+    assert (demo / "toll.yaml").read_text(encoding="utf-8") == before  # no write without asking
+
+    ratchet = run_pytest(demo, "--toll-update")
+    assert ratchet.returncode == 0, ratchet.stdout + ratchet.stderr
+    after = (demo / "toll.yaml").read_text(encoding="utf-8")
+    expected = (
+        before.replace("    pin: 492\n", "    pin: 485\n")
+        .replace("      read_note: 85\n", "      read_note: 78\n")
+        .replace("fits_its_budget: {pin: 1166}", "fits_its_budget: {pin: 1159}")
+    )
+    assert after == expected  # comments, order and budgets survive; only pins moved
+
+    again = run_pytest(demo)
+    assert again.returncode == 0
+    assert "5 passed, 0 improved, 0 regressed" in again.stdout
+
+
+def test_the_demo_passes_under_xdist(demo: Path) -> None:
+    result = run_pytest(demo, "-n", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "5 passed, 0 improved, 0 regressed" in result.stdout
+
+
+def test_the_demo_server_speaks_mcp_to_the_official_client() -> None:
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def session_calls() -> tuple[list[str], bool, str]:
+        params = StdioServerParameters(
+            command=sys.executable, args=[str(DEMO / "notes_server.py")], cwd=str(DEMO)
+        )
+        with open(os.devnull, "w") as quiet:
+            async with (
+                stdio_client(params, errlog=quiet) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                listed = await session.list_tools()
+                missing = await session.call_tool("read_note", {"note_id": "n9"})
+                found = await session.call_tool("search_notes", {"query": "canary"})
+        text = found.content[0].text  # type: ignore[union-attr]
+        return [tool.name for tool in listed.tools], bool(missing.is_error), text
+
+    names, missing_is_error, found = anyio.run(session_calls)
+    assert names == ["search_notes", "read_note", "create_note", "delete_note"]
+    assert missing_is_error
+    assert (
+        found
+        == "n1: Deploying the API — Merge to main, wait for the canary, then run `make promote`."
+    )
