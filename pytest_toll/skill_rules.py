@@ -15,12 +15,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
 
 from pytest_toll.findings import ERROR, INFO, WARN, Finding, RuleSettings
-
-if TYPE_CHECKING:
-    from pytest_toll.skills import Skill
+from pytest_toll.skills import SKILL_FILE, Skill
 
 #: Every threshold the S rules read, with its default (named as in ``limits:``).
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -334,7 +331,7 @@ def _injections(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None
     places: list[tuple[str, Iterable[tuple[str, int]]]] = [
         ("description", [(meaning, 0) for meaning, _ in injection_hits(skill.description)]),
         (
-            f"{_skill_file()} line",
+            f"{SKILL_FILE} line",
             [
                 (meaning, line + skill.body_start_line - 1)
                 for meaning, line in injection_hits(skill.body_text)
@@ -354,12 +351,6 @@ def _injections(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None
                 f"{where}: {meaning}",
                 "check that this text is meant for the model (reported, never graded)",
             )
-
-
-def _skill_file() -> str:
-    from pytest_toll.skills import SKILL_FILE
-
-    return SKILL_FILE
 
 
 # --- S106 -------------------------------------------------------------------------------

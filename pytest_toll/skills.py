@@ -162,7 +162,11 @@ def find_skill_folders(path: Path) -> list[Path]:
         )
 
     for directory, subdirectories, files in os.walk(path, onerror=refuse, followlinks=True):
-        here = os.stat(directory)
+        try:
+            here = os.stat(directory)
+        except OSError:  # removed while we walked: nothing left to measure there
+            subdirectories[:] = []
+            continue
         if (here.st_dev, here.st_ino) in seen:  # a symlink loop or a second link
             subdirectories[:] = []
             continue
@@ -402,24 +406,35 @@ def resolve_reference(root_real: str, target: str) -> _Resolved | BrokenReferenc
     return _Resolved(relative, real)
 
 
-def read_inside(real: str) -> bytes:
-    """The bytes of a regular file already resolved inside the skill folder.
+_SNIFF_BYTES = 1 << 16
+
+
+def read_inside(real: str) -> bytes | None:
+    """The bytes of a regular file already resolved inside the skill folder; None if binary.
 
     ``O_NOFOLLOW`` refuses a final component swapped for a symlink since it was resolved;
     ``O_NONBLOCK`` keeps a FIFO from hanging the measurement (it is then refused as not a
-    regular file).
+    regular file). A NUL byte in the first 64 KiB marks a binary file, which is then not
+    read any further: a skill's video or archive asset costs no time or memory.
     """
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     descriptor = os.open(real, flags)
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", real)
-        chunks: list[bytes] = []
+        chunks = [os.read(descriptor, _SNIFF_BYTES)]
+        if b"\0" in chunks[0]:
+            return None
         while chunk := os.read(descriptor, 1 << 20):
             chunks.append(chunk)
         return b"".join(chunks)
     finally:
         os.close(descriptor)
+
+
+def line_count(text: str) -> int:
+    """Lines as an editor numbers them: a final line without a newline still counts."""
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
 # --- measurement ------------------------------------------------------------------------
@@ -436,6 +451,7 @@ def _display(folder: Path) -> str:
 
 def measure_skill(folder: Path, counter: tokens.O200kCounter) -> Skill:
     """One skill folder measured at its three levels; problems become fields, not errors."""
+    # skill_rules imports this module's records, so it is imported when first needed.
     from pytest_toll import skill_rules
 
     folder_name = _folder_name(folder)
@@ -454,7 +470,8 @@ def measure_skill(folder: Path, counter: tokens.O200kCounter) -> Skill:
         problem = f"{SKILL_FILE} was not read: it resolves outside the skill folder"
     else:
         try:
-            text = decode_text(read_inside(real_skill_file), SKILL_FILE)
+            data = read_inside(real_skill_file)
+            text = decode_text(b"\0" if data is None else data, SKILL_FILE)
         except CouldNotJudge as error:
             problem = str(error)
         except OSError as error:
@@ -488,6 +505,8 @@ def measure_skill(folder: Path, counter: tokens.O200kCounter) -> Skill:
             )
             continue
         try:
+            if data is None:
+                raise CouldNotJudge(f"{resolved.relative}: binary file")
             reference_text = normalize_newlines(decode_text(data, resolved.relative))
         except CouldNotJudge:
             references.append(Reference(resolved.relative, None, binary=True))
@@ -505,7 +524,7 @@ def measure_skill(folder: Path, counter: tokens.O200kCounter) -> Skill:
         path=_display(folder),
         metadata=counter.count(metadata_text(name, description)),
         body=counter.count(body),
-        body_lines=len(body.splitlines()),
+        body_lines=line_count(body),
         references=tuple(references),
         references_total=sum(reference.tokens or 0 for reference in references),
         folder_name=folder_name,

@@ -15,6 +15,7 @@ from pytest_toll.findings import ERROR, INFO, WARN, Finding, RuleSettings
 from pytest_toll.skills import (
     SkillsReport,
     find_reference_targets,
+    line_count,
     measure_skills,
     parse_skill_file,
     render_text,
@@ -663,3 +664,31 @@ def test_findings_render_with_the_skill_key() -> None:
         "message": "reference 'x' is missing",
         "hint": "fix it",
     }
+
+
+def test_line_count_is_an_editors() -> None:
+    assert [line_count(t) for t in ["", "a", "a\n", "a\nb", "a\n\n", "a\fb\u2028c\n"]] == [
+        0,
+        1,
+        1,
+        2,
+        2,
+        1,
+    ]
+
+
+def test_large_binary_asset_is_listed_not_counted(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path / "video", body="Play assets/clip.mp4.\n")
+    (folder / "assets").mkdir()
+    with (folder / "assets" / "clip.mp4").open("wb") as clip:
+        clip.write(b"\0\0\0\x18ftypmp42")
+        clip.truncate(64 * 1024 * 1024)  # sparse: 64 MiB that costs no disk
+    skill = measure_skills(folder).skills[0]
+    assert skill.as_dict()["references"] == [{"path": "assets/clip.mp4", "tokens": None}]
+
+
+def test_binary_skill_md_is_an_s101_error(tmp_path: Path) -> None:
+    report = measure_skills(skill_md(tmp_path / "blob", b"\x7fELF\0\0\0"))
+    assert rules(report) == [
+        ("S101", ERROR, "blob", "SKILL.md: binary file (contains NUL bytes), not counted")
+    ]
