@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_toll.errors import UsageError
 from pytest_toll.models import (
@@ -163,3 +165,66 @@ def test_as_dict_leaves_unknown_prices_out() -> None:
     assert data["prices"] == {"input": 1, "output": 5}
     assert data["scale"]["factor"] == 1.29
     assert "window" in data and data["window"] == 200_000
+
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 10**7)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=6)
+)
+KEYS = st.sampled_from(
+    [
+        "provider",
+        "window",
+        "prices",
+        "tiers",
+        "scale",
+        "sources",
+        "read",
+        "note",
+        "aliases",
+        "input",
+        "output",
+        "above",
+        "from",
+        "factor",
+        "measured",
+        "source",
+        "claude-sonnet-5",
+        "x",
+    ]
+)
+TREES = st.recursive(
+    SCALARS,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(KEYS, children, max_size=4),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(KEYS, TREES, max_size=3))
+def test_any_models_section_is_loaded_or_refused_by_name(overrides: dict[str, object]) -> None:
+    try:
+        catalogue = load_models(overrides)
+    except UsageError as error:
+        assert str(error).startswith("toll.yaml: models")
+        return
+    for name in overrides:
+        assert catalogue.find(str(name)) is not None
+
+
+def test_importing_the_core_is_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pytest_toll.models, pytest_toll.calls, pytest_toll.anthropic, "
+        "pytest_toll.cli.measure, pytest_toll.cli.calibrate; "
+        "print(sorted(m for m in ('tiktoken', 'httpx', 'yaml') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
