@@ -249,3 +249,13 @@ def test_the_action_gates_the_demo_for_real(tmp_path: Path) -> None:
     )
     sarif = json.loads((reports / "toll.sarif").read_text(encoding="utf-8"))
     assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"] == []
+
+
+def test_project_ci_runs_the_action_on_the_demo() -> None:
+    workflow = load(ROOT / ".github" / "workflows" / "tests.yml")
+    steps = workflow["jobs"]["demo-gate"]["steps"]
+    toll = [step for step in steps if step.get("uses") == "./.github/actions/toll"]
+    assert len(toll) == 1
+    assert toll[0]["with"]["working-directory"] == "examples/demo"
+    assert (ROOT / toll[0]["with"]["working-directory"] / "toll.yaml").exists()
+    assert set(toll[0]["with"]) <= set(load(ACTION)["inputs"])
