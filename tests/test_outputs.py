@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_toll import markdown, outputs, sarif
 from pytest_toll.report import SCHEMA_PATH, EntryResult, PartResult, SessionReport
@@ -291,3 +294,52 @@ def test_badge_path_given_as_json_puts_the_svg_beside_it(tmp_path: Path) -> None
         ledger_path=tmp_path / "toll.yaml", warn=pytest.fail, environ={},
     )  # fmt: skip
     assert sorted(path.name for path in tmp_path.iterdir()) == ["cost.json", "cost.svg"]
+
+
+@given(st.text())
+def test_escaped_text_is_one_line_with_no_live_markup(value: str) -> None:
+    escaped = markdown.text(value)
+    assert "\n" not in escaped and "\r" not in escaped
+    unescaped_markup = re.findall(r"(?<!\\)(?:\\\\)*[|<>\[\]`*_]", escaped)
+    assert unescaped_markup == []
+    assert re.search(r"@(?!\u2060)", escaped) is None
+
+
+def test_hostile_finding_stays_one_annotation() -> None:
+    report = SessionReport(ledger="toll.yaml", window=1000, tolerance=0)
+    report.add(
+        [
+            EntryResult(
+                "servers", "evil,name:x", "n", 4, 5, "o200k", 5, None, "passed", failed=True,
+                findings=[
+                    {
+                        "rule": "E121",
+                        "severity": "error",
+                        "subject": "tool::one",
+                        "message": "100% empty\n::error::forged",
+                        "hint": "write one, sentence",
+                    }
+                ],
+            )
+        ]
+    )  # fmt: skip
+    from pytest_toll import github
+
+    lines = github.render_annotations(outputs.entry_annotations(report.as_dict(), "a,b:toll.yaml"))
+    assert lines == [
+        "::error file=a%2Cb%3Atoll.yaml,line=4,title=toll%3A servers%3A%3Aevil%2Cname%3Ax failed"
+        "::measured 5 tok (o200k), pin 5, budget -, change 0",
+        "::error file=a%2Cb%3Atoll.yaml,line=4,title=toll%3A servers%3A%3Aevil%2Cname%3Ax E121"
+        "::tool::one: 100%25 empty%0A::error::forged%0Ahint: write one, sentence",
+    ]
+
+
+def test_a_clean_run_prints_no_workflow_commands(tmp_path: Path) -> None:
+    report = SessionReport(ledger="toll.yaml", window=1000, tolerance=0)
+    report.add([EntryResult("servers", "a", "n", 3, 5, "o200k", 5, None, "passed")])
+    stream = io.StringIO()
+    outputs.write_outputs(
+        report.as_dict(), markdown=None, badge=None, sarif=None, github=True,
+        ledger_path=tmp_path / "toll.yaml", warn=pytest.fail, stream=stream, environ={},
+    )  # fmt: skip
+    assert stream.getvalue() == ""
