@@ -90,7 +90,7 @@ class Skill:
     body_start_line: int = 1
     body_text: str = field(default="", repr=False, compare=False)
     broken_references: tuple[BrokenReference, ...] = ()
-    #: Relative paths of readable references nested deeper than the depth threshold allows.
+    #: Each reference found inside the folder with its depth in folders (S106 judges it).
     reference_depths: tuple[tuple[str, int], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
