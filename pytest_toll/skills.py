@@ -281,7 +281,11 @@ _INLINE_LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+[^)\n]*)
 # Reference-style link definitions: [id]: target "title".
 _LINK_DEFINITION = re.compile(r"^[ ]{0,3}\[[^\]\n]+\]:[ \t]*(<[^>\n]*>|\S+)", re.M)
 # Bare paths: into the folders skills conventionally hold, optionally ./ or ../-prefixed, or
-# any other ./ or ../ path naming a file (checked in _bare_paths).
+# any other ./ or ../ path naming a file (checked in _bare_paths). The spec's own folders,
+# and explicitly relative paths, are surely the skill's: missing, they are reported. A bare
+# templates/, examples/ or docs/ path may as well name a file of the user's project, so it
+# is counted when the skill holds it and otherwise left alone.
+_SPEC_FOLDERS = ("references/", "scripts/", "assets/")
 _CONVENTIONAL_FOLDERS = (
     "references/",
     "reference/",
@@ -303,8 +307,9 @@ def _is_path_character(character: str) -> bool:
     return character.isalnum() or character in "_.-/"
 
 
-def _bare_paths(body: str, skip: Sequence[tuple[int, int]] = ()) -> Iterator[str]:
-    """Bare relative paths in ``body``, outside the ``skip`` spans (the Markdown links).
+def _bare_paths(body: str, skip: Sequence[tuple[int, int]] = ()) -> Iterator[tuple[str, bool]]:
+    """Bare relative paths in ``body`` outside the ``skip`` spans (the Markdown links), each
+    with whether it surely belongs to the skill (see _SPEC_FOLDERS).
 
     Every path holds a slash, and prose holds few: visiting each slash and taking the whole
     run of path characters around it measured several times faster than a regex scan of the
@@ -329,7 +334,9 @@ def _bare_paths(body: str, skip: Sequence[tuple[int, int]] = ()) -> Iterator[str
             rest = path.lstrip("./")
             if not rest.startswith(_CONVENTIONAL_FOLDERS) and not _FILE_NAME.search(path):
                 continue
-        yield path
+            yield path, True
+        else:
+            yield path, path.startswith(_SPEC_FOLDERS)
 
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
@@ -341,10 +348,18 @@ def find_reference_targets(body: str) -> list[str]:
     URLs, in-page anchors and e-mail links are not references; fragments and queries are
     dropped. Absolute paths are kept: they are reported as escaping the skill folder.
     """
-    targets: list[str] = []
+    return [target for target, _ in find_references(body)]
+
+
+def find_references(body: str) -> list[tuple[str, bool]]:
+    """Each reference target with whether a missing file is worth reporting (``strict``).
+
+    Every Markdown link is strict; bare paths are strict as ``_bare_paths`` says.
+    """
+    targets: list[tuple[str, bool]] = []
     seen: set[str] = set()
 
-    def add(raw: str) -> None:
+    def add(raw: str, strict: bool = True) -> None:
         target = raw.strip()
         if target.startswith("<") and target.endswith(">"):
             target = target[1:-1].strip()
@@ -354,7 +369,7 @@ def find_reference_targets(body: str) -> list[str]:
         target = unquote(target)
         if target and target not in seen:
             seen.add(target)
-            targets.append(target)
+            targets.append((target, strict))
 
     links: list[tuple[int, int]] = []
     for pattern in (_INLINE_LINK, _LINK_DEFINITION):
@@ -362,8 +377,8 @@ def find_reference_targets(body: str) -> list[str]:
             add(match.group(1))
             links.append(match.span())
     # The bare-path scan skips the links, or it would find pieces of their targets.
-    for path in _bare_paths(body, links):
-        add(path)
+    for path, strict in _bare_paths(body, links):
+        add(path, strict)
     return targets
 
 
@@ -487,12 +502,13 @@ def measure_skill(folder: Path, counter: tokens.O200kCounter) -> Skill:
     body = parsed.body
     references: list[Reference] = []
     depths: list[tuple[str, int]] = []
-    for target in find_reference_targets(body):
+    for target, strict in find_references(body):
         resolved = resolve_reference(root_real, target)
         if resolved is None:
             continue
         if isinstance(resolved, BrokenReference):
-            broken.append(resolved)
+            if strict or resolved.kind != "missing":
+                broken.append(resolved)
             continue
         if any(reference.path == resolved.relative for reference in references):
             continue  # ./references/a.md and references/a.md are one file

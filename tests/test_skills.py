@@ -696,3 +696,21 @@ def test_binary_skill_md_is_an_s101_error(tmp_path: Path) -> None:
     assert rules(report) == [
         ("S101", ERROR, "blob", "SKILL.md: binary file (contains NUL bytes), not counted")
     ]
+
+
+def test_bare_paths_outside_the_spec_folders_are_counted_only_when_present(
+    tmp_path: Path,
+) -> None:
+    body = (
+        "Update docs/api.md and templates/page.html in the user's project.\n"
+        "Start from examples/minimal.md; run scripts/gone.sh; see [the guide](docs/guide.md).\n"
+    )
+    folder = write_skill(tmp_path / "site", body=body, files={"examples/minimal.md": "min"})
+    report = measure_skills(folder)
+    assert report.skills[0].as_dict()["references"] == [
+        {"path": "examples/minimal.md", "tokens": tokens.count("min")}
+    ]
+    assert rules(report) == [
+        ("S106", ERROR, "site", "reference 'docs/guide.md' does not exist in the skill folder"),
+        ("S106", ERROR, "site", "reference 'scripts/gone.sh' does not exist in the skill folder"),
+    ]
