@@ -12,6 +12,11 @@ Prints, as ratios (baseline time / ours; 1.0 = no overhead, above 1.0 = faster):
   messages, serializing the tools, rendering and pricing over the raw counting;
 - ``measure()`` as it runs in a test session (caches kept across turns);
 - ``compact`` over ``full``: the extra cost of measuring compacted schemas.
+
+``measure()`` beats the baseline because ``calls.count_joined`` counts each message (and
+each part) once per call instead of once per stage, and reuses counts of messages already
+seen in earlier turns — exactly, since o200k cannot merge across the blank line it uses
+where the next text starts safely (tests/test_calls.py proves equality with the joined count).
 """
 
 from __future__ import annotations

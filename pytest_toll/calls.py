@@ -396,11 +396,60 @@ def _render_content(content: object) -> list[str]:
     return texts
 
 
+def render_message_texts(conversation: Conversation) -> list[str]:
+    """Each message's text: its block texts joined by newlines, tool calls as JSON."""
+    return ["\n".join(_render_content(message["content"])) for message in conversation.messages]
+
+
 def render_messages(conversation: Conversation) -> str:
-    """The text an estimate counts for the messages: block texts, tool calls as JSON."""
-    return "\n\n".join(
-        "\n".join(_render_content(message["content"])) for message in conversation.messages
-    )
+    """The text an estimate counts for the messages: the message texts, blank-line separated."""
+    return SEPARATOR.join(render_message_texts(conversation))
+
+
+# --- counting joined texts --------------------------------------------------------------
+
+SEPARATOR = "\n\n"
+
+
+def _safe_start(text: str) -> bool:
+    """Whether o200k's pre-tokenizer must start a new piece at ``text[0]`` after ``\\n\\n``.
+
+    A piece only crosses a ``\\n\\n`` into the next text when that text starts with
+    whitespace (the whitespace patterns) or ``/`` (punctuation absorbs ``[\\r\\n/]*``).
+    Separators, control and format characters are treated as unsafe too, conservatively.
+    """
+    import unicodedata
+
+    if not text:
+        return False
+    first = text[0]
+    return not (first.isspace() or first == "/" or unicodedata.category(first)[0] in "ZC")
+
+
+def count_joined(counter: Counter, pieces: Sequence[str]) -> int:
+    """Exactly ``counter.count("\\n\\n".join(pieces))``, counted piece by piece where it can.
+
+    o200k pre-tokenizes with a regex and encodes each regex piece on its own, so where no
+    piece can cross a boundary the count of the joined text is the sum of the counts of
+    ``piece + "\\n\\n"`` chunks. Each chunk is cached by content, so measuring a growing
+    conversation turn after turn counts only what is new. Where a boundary is not safe the
+    neighbours are joined first; other counters count the joined text whole.
+    """
+    from pytest_toll.tokens import O200K
+
+    if counter.method != O200K:
+        return counter.count(SEPARATOR.join(pieces))
+    total = 0
+    pending: str | None = None
+    for piece in pieces:
+        if pending is None:
+            pending = piece
+        elif _safe_start(piece):
+            total += counter.count(pending + SEPARATOR)
+            pending = piece
+        else:
+            pending = pending + SEPARATOR + piece
+    return total + (counter.count(pending) if pending is not None else 0)
 
 
 # --- skills and tools -------------------------------------------------------------------
@@ -653,15 +702,21 @@ def _prepare(
     )
 
 
-def _stage_texts(call: _Call, provider: str) -> list[str]:
-    messages = render_messages(call.conversation)
-    system_with_skills = _join(call.skills, call.system)
-    return [
-        messages,
-        _join(call.system, messages),
-        _join(system_with_skills, messages),
-        _join(system_with_skills, serialize_tools(call.tools, provider), messages),
+def _stage_pieces(call: _Call, provider: str) -> list[list[str]]:
+    """Each stage as the texts it joins with blank lines (empty parts leave no gap)."""
+    messages = render_message_texts(call.conversation)
+    tools = serialize_tools(call.tools, provider)
+    prefixes = [
+        [],
+        [call.system],
+        [call.skills, call.system],
+        [call.skills, call.system, tools],
     ]
+    return [[text for text in prefix if text] + messages for prefix in prefixes]
+
+
+def _stage_texts(call: _Call, provider: str) -> list[str]:
+    return [SEPARATOR.join(pieces) for pieces in _stage_pieces(call, provider)]
 
 
 def _stage_bodies(call: _Call, model_id: str) -> list[dict[str, Any] | None]:
@@ -746,7 +801,7 @@ def measure(
             else:
                 return replace(measured, tuning=tuning, exact_requested=True)
     counter = _counter(tuning)
-    texts = _stage_texts(call, resolved.provider)
+    stage_pieces = _stage_pieces(call, resolved.provider)
     overhead = tuning.tokens_per_message * len(call.conversation.messages)
     images = call.conversation.images
     images_estimated = images == 0 or tuning.tokens_per_image is not None
@@ -757,7 +812,7 @@ def measure(
             f"{images} image(s) not estimated: the messages part leaves them out "
             "(set tokens_per_image, or use exact counts)"
         )
-    stages = [count + overhead for count in counter.count_many(texts)]
+    stages = [count_joined(counter, pieces) + overhead for pieces in stage_pieces]
     use_scale = tuning.chars_per_token is None and resolved.scale.factor != 1.0
     parts, total = _parts_from_stages(
         stages, ESTIMATE, resolved, resolved.scale.factor if use_scale else None

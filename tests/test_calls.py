@@ -514,3 +514,50 @@ def test_diff_reports_render_and_increase_percent() -> None:
         "+0",
     ]
     assert lines[-1].split()[3] == f"{grown:+,}"
+
+
+TRICKY_CHARS = [
+    *"ab Zé9 \t\n\r/}'.,-_{",
+    "\u00a0",
+    "\u2028",
+    "\u3000",
+    "\x1c",
+    "\x85",
+    "日",
+    "🙂",
+    "\u0301",
+    "\u200b",
+]
+TRICKY = st.lists(st.sampled_from([*TRICKY_CHARS, "'s", "本語"]), max_size=8).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(TRICKY, max_size=5))
+def test_count_joined_is_exactly_the_count_of_the_joined_text(pieces: list[str]) -> None:
+    from pytest_toll.calls import count_joined
+
+    counter = tokens.O200kCounter()
+    assert count_joined(counter, pieces) == count("\n\n".join(pieces))
+
+
+def test_count_joined_agrees_with_tiktoken_itself(reference_o200k: Any) -> None:
+    from pytest_toll.calls import count_joined
+
+    samples = [
+        ["}", "/x"],
+        ["a  ", "b"],
+        ["x", " y"],
+        ["", "a"],
+        ["a", ""],
+        ["{'a': 1}", "'s it"],
+        ["end.", "\u00a0lead"],
+        ["日本", "語"],
+        ["x\n", "\ny"],
+        ["1", "23"],
+        ["a/", "/b"],
+    ]
+    counter = tokens.O200kCounter()
+    for pieces in samples:
+        assert count_joined(counter, pieces) == len(
+            reference_o200k.encode_ordinary("\n\n".join(pieces))
+        )
