@@ -456,6 +456,7 @@ def summarize_file(
     sessions: dict[str, None] = {}
     calls: dict[str, _Pending] = {}
     early_results: dict[str, tuple[str, int]] = {}
+    paired: set[str] = set()
     fetches: dict[tuple[str, str, str, int], list[int]] = {}
     # Re-reading a file after editing it is not waste: edits open a new "epoch" for that path
     # (and, for commands and searches, for the whole session).
@@ -511,6 +512,8 @@ def summarize_file(
             pending = _Pending(session, shape, key)
             early = early_results.pop(record.call_id, None)
             if early is not None:
+                paired.add(record.call_id)
+                summary.admitted_tokens += early[1]
                 settle(pending, *early)
             else:
                 calls[record.call_id] = pending
@@ -522,8 +525,11 @@ def summarize_file(
             outcome = outcome_of(record)
             found = calls.pop(record.call_id, None)
             if found is not None:
+                paired.add(record.call_id)
                 summary.admitted_tokens += tokens
                 settle(found, outcome, tokens)
+            elif record.call_id in paired:
+                pass  # the same result written twice: counted once
             elif record.call_id in early_results:
                 summary.orphan_results += 1
             else:

@@ -256,3 +256,35 @@ def test_repeats_cli(capsys: pytest.CaptureFixture[str]) -> None:
     ]
     assert cli.main(["repeats", "--root", str(FIXTURES / "codex")]) == 0
     assert capsys.readouterr().out.startswith("no repeats")
+
+
+def test_result_before_its_call_and_a_duplicated_result(tmp_path: Path) -> None:
+    def line(kind: str, content: list[dict[str, object]]) -> str:
+        message = {"id": "m", "role": kind, "content": content}
+        return json.dumps({"type": kind, "sessionId": "s", "message": message})
+
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": LOG}
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                line("user", [result]),
+                line(
+                    "assistant",
+                    [
+                        {
+                            "type": "tool_use",
+                            "id": "t1",
+                            "name": "Bash",
+                            "input": {"command": "git log"},
+                        }
+                    ],
+                ),
+                line("user", [result]),
+            ]
+        )
+        + "\n"
+    )
+    summary = summarize_file(path)
+    assert summary.shapes["$ git log"].by_outcome == {"ok": 1}
+    assert (summary.admitted_tokens, summary.orphan_results) == (count(LOG), 0)

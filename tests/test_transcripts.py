@@ -148,6 +148,10 @@ def test_arbitrary_bytes_never_crash(tmp_path: Path, data: bytes) -> None:
     path.write_bytes(data)
     for record in read_records(path, with_text=True, max_line_bytes=64):
         assert not isinstance(record, BadLine) or record.line >= 1
+    from pytest_toll.tolls import summarize_file
+
+    summary = summarize_file(path, drift=True, count=len, max_line_bytes=64)
+    assert summary.unreadable_lines <= data.count(b"\n") + 1
 
 
 _json_values = st.recursive(
