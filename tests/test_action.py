@@ -234,13 +234,22 @@ def test_the_action_gates_the_demo_for_real(tmp_path: Path) -> None:
             "sarif": str(reports / "toll.sarif"),
         },
         workspace,
-        {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)},
+        {
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        },
     )
     assert len(results) == 1  # install: none skipped the install step
     assert results[0].returncode == 0, results[0].stdout + results[0].stderr
-    assert "::error" not in results[0].stdout and "::warning" not in results[0].stdout
+    out = results[0].stdout
+    assert "::error" not in out and "::warning" not in out
+    assert "0 improved, 0 regressed, 0 over budget, 0 errors" in out
+    assert re.search(r"ok\s+servers::notes\s+492\s+492\s+800\s+0\s+o200k", out), out
     markdown = summary.read_text(encoding="utf-8")
-    assert markdown.startswith("## pytest-toll: context cost\n\n✅ **Gate passed** · 5 passed\n")
+    assert markdown.startswith(
+        "## pytest-toll: context cost\n\n✅ **Gate passed** · 5 passed, 1 new\n"
+    )
     assert (reports / "toll.md").read_text(encoding="utf-8") == markdown
     assert "577 tok (o200k)" in (reports / "badge.svg").read_text(encoding="utf-8")
     assert (reports / "badge.json").read_text(encoding="utf-8") == (

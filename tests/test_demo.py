@@ -43,7 +43,7 @@ def run_pytest(
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--toll", *args],
         cwd=demo,
-        env=clean_env(env),
+        env=clean_env({"XDG_CACHE_HOME": str(demo.parent / "cache"), **(env or {})}),
         capture_output=True,
         text=True,
         timeout=180,
@@ -63,17 +63,13 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
-def test_the_demo_passes_as_committed(demo: Path) -> None:
-    result = run_pytest(demo)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "5 passed, 0 improved, 0 regressed, 0 over budget, 0 errors, 0 new, 0 stale" in (
-        result.stdout
-    )
-    assert re.search(r"ok\s+servers::notes\s+492\s+492\s+800\s+0\s+o200k", result.stdout)
-
-
 def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) -> None:
+    """One run, two failures: a tool description grew, and a heavy tool shape in the
+    transcripts lost its decision."""
     edit(demo / "notes_server.py", SEARCH_SENTENCE, LONGER_SEARCH)
+    ledger = demo / "toll.yaml"
+    edit(ledger, "    Read:\n      status: keep\n", "    Grep:\n      status: keep\n")
+    transcripts_line = ledger.read_text(encoding="utf-8").splitlines().index("transcripts:") + 1
     summary = demo.parent / "step-summary.md"
     result = run_pytest(demo, env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
     assert result.returncode == 1, result.stdout + result.stderr
@@ -93,6 +89,11 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
         "search_notes: 164 → 179 (+15)"
     )
     assert "::error file=toll.yaml,line=31," in out  # the budgeted test includes the tools
+    assert "FAILED toll.yaml::transcripts" in out
+    assert (
+        f"\n::error file=toll.yaml,line={transcripts_line},"
+        "title=toll%3A transcripts%3A%3Atranscripts TL003::Read: "
+    ) in out
     markdown = summary.read_text(encoding="utf-8")
     assert markdown.startswith("## pytest-toll: context cost\n\n❌ **Gate failed**: 2 regressed")
     assert "- **servers::notes**: 492 → 507 (+15) · search\\_notes 164 → 179 (+15)" in markdown
@@ -118,13 +119,7 @@ def test_a_shorter_description_improves_and_ratchets(demo: Path) -> None:
 
     again = run_pytest(demo)
     assert again.returncode == 0
-    assert "5 passed, 0 improved, 0 regressed" in again.stdout
-
-
-def test_the_demo_passes_under_xdist(demo: Path) -> None:
-    result = run_pytest(demo, "-n", "2")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "5 passed, 0 improved, 0 regressed" in result.stdout
+    assert "0 improved, 0 regressed, 0 over budget, 0 errors" in again.stdout
 
 
 def test_the_demo_server_speaks_mcp_to_the_official_client() -> None:
