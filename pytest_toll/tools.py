@@ -17,7 +17,7 @@ rows + framing == claude total exactly, whatever the tokenizer merges across a b
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -218,13 +218,10 @@ def _parse_yaml(text: str, name: str) -> object:
 # --- serializing ------------------------------------------------------------------------
 
 
-def _minified(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _spaced(value: object) -> str:
-    # The claude line is spaced the way Claude's own tool lines are: ", " and ": ".
-    return json.dumps(value, ensure_ascii=False)
+# Encoders built once: json.dumps builds a new one per call when given any option.
+_minified = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# The claude line is spaced the way Claude's own tool lines are: ", " and ": ".
+_spaced = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def serialize_raw(tools: Sequence[Tool]) -> str:
@@ -252,12 +249,16 @@ def claude_line(tool: Tool) -> str:
 
     A tool without a description has no ``description`` key, as the model would see it.
     """
-    line: dict[str, Any] = {}
-    if tool.description is not None:
-        line["description"] = tool.description
-    line["name"] = tool.name
-    line["parameters"] = tool.parameters
-    return _spaced(line)
+    return _claude_line(tool, _spaced(tool.parameters))
+
+
+def _claude_line(tool: Tool, schema_text: str) -> str:
+    # Assembled around an already serialized schema (weigh counts that text on its own too);
+    # byte for byte what _spaced({"description", "name", "parameters"}) gives.
+    description = (
+        "" if tool.description is None else f'"description": {_spaced(tool.description)}, '
+    )
+    return f'{{{description}"name": {_spaced(tool.name)}, "parameters": {schema_text}}}'
 
 
 def _wrap_claude(lines: Sequence[str]) -> str:
@@ -291,6 +292,7 @@ def serialize_openai(tools: Sequence[Tool]) -> str:
 #: How many of the heaviest tools get a breakdown of what inside them costs most.
 BREAKDOWN_TOP = 3
 _DEFS_KEYS = ("$defs", "definitions")
+_SCHEMA_KEYS = ("inputSchema", "input_schema")
 
 
 def _strings_under(value: object, key: str) -> list[str]:
@@ -434,6 +436,53 @@ class ToolsReport:
         }
 
 
+def _raw_and_openai(tools: Sequence[Tool]) -> tuple[str, str]:
+    """``serialize_raw`` and ``serialize_openai`` at once, serializing each schema once.
+
+    Both embed the same minified schema and description; assembling the elements around
+    them saves a third of weigh's JSON work. tests/test_tools.py proves the texts equal.
+    """
+    raw_parts: list[str] = []
+    openai_parts: list[str] = []
+    for tool in tools:
+        schema = _minified(tool.parameters)
+        description = None if tool.description is None else _minified(tool.description)
+        described = "" if description is None else f',"description":{description}'
+        openai_parts.append(
+            f'{{"type":"function","function":{{"name":{_minified(tool.name)}{described},'
+            f'"parameters":{schema}}}}}'
+        )
+        raw = tool.raw
+        if not raw or not all(isinstance(key, str) for key in raw):
+            raw_parts.append(_minified(dict(raw) if raw else _mcp_element(tool)))
+            continue
+        pieces = []
+        for key, value in raw.items():
+            if key in _SCHEMA_KEYS and tool.input_schema is not None and value is tool.input_schema:
+                text = schema
+            elif key == "description" and description is not None and value is tool.description:
+                text = description
+            else:
+                text = _minified(value)
+            pieces.append(f"{_minified(key)}:{text}")
+        raw_parts.append("{" + ",".join(pieces) + "}")
+    return "[" + ",".join(raw_parts) + "]", "[" + ",".join(openai_parts) + "]"
+
+
+def _uncached(counter: Counter) -> Callable[[Sequence[str]], list[int]]:
+    """``count_many`` without the shared count cache, for o200k.
+
+    weigh counts each of its strings once, so hashing every long one for the cache costs
+    more than it saves (about 7% of a weigh, bench/weigh.py); the counts are the same.
+    """
+    from pytest_toll.tokens import O200kCounter, encoding
+
+    if not isinstance(counter, O200kCounter):
+        return counter.count_many
+    encode = encoding().encode_ordinary
+    return lambda texts: [len(encode(text)) for text in texts]
+
+
 def weigh(
     tools: Sequence[Tool],
     *,
@@ -456,15 +505,18 @@ def weigh(
     if window <= 0:
         raise CouldNotJudge(f"window must be a positive number of tokens, not {window}")
     counter = counter or O200kCounter()
-    lines = [claude_line(tool) for tool in tools]
-    descriptions = [tool.description or "" for tool in tools]
     schemas = [_spaced(tool.parameters) for tool in tools]
+    lines = [_claude_line(tool, schema) for tool, schema in zip(tools, schemas)]
+    descriptions = [tool.description or "" for tool in tools]
     outputs = ["" if tool.output_schema is None else _spaced(tool.output_schema) for tool in tools]
-    line_tokens = counter.count_many(lines)
-    description_tokens = counter.count_many(descriptions)
-    schema_tokens = counter.count_many(schemas)
-    output_tokens = counter.count_many(outputs)
-    claude_total = counter.count(_wrap_claude(lines))
+    count_many = _uncached(counter)
+    line_tokens = count_many(lines)
+    description_tokens = count_many(descriptions)
+    schema_tokens = count_many(schemas)
+    output_tokens = count_many(outputs)
+    claude_total, raw_total, openai_total = count_many(
+        [_wrap_claude(lines), *_raw_and_openai(tools)]
+    )
     rows = tuple(
         ToolRow(tool.name, line, description, schema, output)
         for tool, line, description, schema, output in zip(
@@ -484,9 +536,9 @@ def weigh(
         tools=rows,
         framing=claude_total - sum(line_tokens),
         instructions=None if instructions is None else counter.count(instructions),
-        raw=counter.count(serialize_raw(tools)),
+        raw=raw_total,
         claude=claude_total,
-        openai=counter.count(serialize_openai(tools)),
+        openai=openai_total,
         window=window,
         findings=tuple(worst_first(findings)),
         breakdown=breakdown,

@@ -294,3 +294,34 @@ def test_normalize_never_crashes_on_untrusted_input(data: object) -> None:
         return
     assert shape in ("mcp", "openai", "anthropic", "mcp tools/list result")
     serialize_claude(tools)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_tool)
+def test_claude_line_is_the_json_of_its_three_keys(tool: Tool) -> None:
+    expected: dict[str, Any] = {}
+    if tool.description is not None:
+        expected["description"] = tool.description
+    expected["name"] = tool.name
+    expected["parameters"] = tool.parameters
+    assert claude_line(tool) == json.dumps(expected, ensure_ascii=False)
+
+
+_element = st.fixed_dictionaries(
+    {"name": st.text(min_size=1, max_size=10)},
+    optional={
+        "description": st.text(max_size=30),
+        "inputSchema": st.dictionaries(st.text(max_size=5), _schema, max_size=3),
+        "annotations": st.dictionaries(st.text(max_size=5), st.booleans(), max_size=2),
+        "title": st.text(max_size=5),
+    },
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_element, max_size=4) | st.lists(_tool, max_size=4))
+def test_weigh_assembles_raw_and_openai_exactly(items: list[Any]) -> None:
+    from pytest_toll.tools import _raw_and_openai
+
+    tools = normalize_tools(items)[0] if items and isinstance(items[0], dict) else items
+    assert _raw_and_openai(tools) == (serialize_raw(tools), serialize_openai(tools))
