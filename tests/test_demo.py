@@ -1,6 +1,7 @@
-"""The bundled demo, end to end, in a copy: it passes; a longer description fails with its
-diff; a shorter one passes as improved and ratchets the pins down. Real processes only: the
-demo's stdio MCP server and pytest itself run as subprocesses."""
+"""The bundled demo, end to end, in a copy: a longer description fails with its diff and
+annotations; a shorter one passes as improved and ratchets the pins down (that the demo passes
+as committed is checked by tests/test_action.py, through the composite action). Real processes
+only: the demo's stdio MCP server and pytest itself run as subprocesses."""
 
 from __future__ import annotations
 
