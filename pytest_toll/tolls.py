@@ -102,6 +102,7 @@ _TRUNCATED = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _MARKER_WINDOW = 800
+_TRUNCATION_KEYWORDS = ("truncat", "clipped", "too large", "omitted", "total output", " more ")
 
 
 def outcome_of(result: ResultRecord) -> str:
@@ -114,6 +115,10 @@ def outcome_of(result: ResultRecord) -> str:
             if len(text) <= 2 * _MARKER_WINDOW
             else text[:_MARKER_WINDOW] + "\n" + text[-_MARKER_WINDOW:]
         )
+        lowered = ends.lower()
+        # The regex is costly next to tokenizing; most results share none of its keywords.
+        if not any(keyword in lowered for keyword in _TRUNCATION_KEYWORDS):
+            return OK
         return TRUNCATED if _TRUNCATED.search(ends) else OK
     if result.images:
         return OK

@@ -314,7 +314,7 @@ def _claude_records(
             if isinstance(message_id, str):
                 state.seen_messages.add(message_id)
             model = message.get("model")
-            yield UsageRecord(
+            record = UsageRecord(
                 session,
                 model if isinstance(model, str) else "unknown",
                 _int(usage.get("input_tokens")),
@@ -323,6 +323,10 @@ def _claude_records(
                 _int(usage.get("cache_creation_input_tokens")),
                 _one_hour_writes(usage),
             )
+            # Claude Code writes synthetic assistant messages (API errors, interruptions) with
+            # an all-zero usage; they were never sent, and would fake a prompt of 0.
+            if record.prompt or record.output:
+                yield record
         if isinstance(content, str):
             if with_text:
                 yield TextRecord(session, "assistant", content)

@@ -219,6 +219,7 @@ def test_scan_text_and_problems(capsys: pytest.CaptureFixture[str]) -> None:
     assert "mcp__flaky__get" in captured.out and "SUSPICIOUS: mostly not ok" in captured.out
     assert "resend amplification: ×" in captured.out
     assert "sess-bad.jsonl: 4 unreadable line(s): line 2: not JSON" in captured.err
+    assert "\r" not in captured.err  # progress is for a terminal only
 
 
 def test_scan_reads_roots_from_the_environment(
@@ -288,3 +289,30 @@ def test_result_before_its_call_and_a_duplicated_result(tmp_path: Path) -> None:
     summary = summarize_file(path)
     assert summary.shapes["$ git log"].by_outcome == {"ok": 1}
     assert (summary.admitted_tokens, summary.orphan_results) == (count(LOG), 0)
+
+
+def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
+    import pty
+    import subprocess
+    import sys
+
+    main, secondary = pty.openpty()
+    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest_toll", "scan", "--root", str(FIXTURES), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=secondary,
+        env=environment,
+        check=False,
+        timeout=60,
+    )
+    os.close(secondary)
+    shown = b""
+    try:
+        while chunk := os.read(main, 4096):
+            shown += chunk
+    except OSError:  # the terminal closes once the child is gone
+        pass
+    os.close(main)
+    assert finished.returncode == 0 and json.loads(finished.stdout)["calls"] == 22
+    assert b"\rtoll: read 5/5 transcript files" in shown

@@ -244,3 +244,17 @@ def test_roots_from_environment_and_discovery(tmp_path: Path) -> None:
         "claude/repo/sess-main/subagents/agent-abc.jsonl",
         "claude/repo/sess-main.jsonl",
     ]
+
+
+def test_synthetic_zero_usage_is_not_a_turn(tmp_path: Path) -> None:
+    usage = {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0}
+    message = {
+        "id": "m0",
+        "role": "assistant",
+        "model": "<synthetic>",
+        "content": "API Error",
+        "usage": usage,
+    }
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"type": "assistant", "sessionId": "s", "message": message}) + "\n")
+    assert [r for r in read_records(path) if isinstance(r, UsageRecord)] == []
