@@ -206,3 +206,46 @@ def test_calibrate_with_given_counts(tmp_path: Path) -> None:
         "toll: error: --exact calibrates with Anthropic's count_tokens; "
         "gpt-6.2-sol is a model of openai\n"
     )
+
+
+def test_server_instructions_count_in_system_and_deferred_comparison(tmp_path: Path) -> None:
+    command = f"{sys.executable} {SERVERS / 'sdk_server.py'} --extra 5"
+    result = toll(
+        "measure",
+        "--model",
+        "gpt-6.2-sol",
+        "--server",
+        command,
+        "--core",
+        "read_file",
+        "--json",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    instructions = "Use read_file before write_file. Paths are relative to the project root."
+    # The probe message is "." and the instructions are the whole system prompt.
+    assert report["parts"]["system"]["tokens"] == tokens.count(
+        f"{instructions}\n\n."
+    ) - tokens.count(".")
+    assert report["notes"] == ["the server's instructions are counted in the system part"]
+    deferred = report["deferred"]
+    assert deferred["kind"] == "deferred-tools"
+    assert deferred["core"] == ["read_file"]
+    assert len(deferred["deferred_tools"]) == 7  # write_file, search and five generated tools
+    assert (
+        deferred["saved"]["tokens"] == deferred["eager"]["tokens"] - deferred["deferred"]["tokens"]
+    )
+    text = toll(
+        "measure",
+        "--model",
+        "gpt-6.2-sol",
+        "--server",
+        command,
+        "--core",
+        "read_file",
+        cwd=tmp_path,
+    )
+    last = text.stdout.splitlines()[-1]
+    assert last.startswith("deferred tools (o200k): all 8 tools advertised: ")
+    assert last.endswith("per request, before any tool is loaded")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 
 if TYPE_CHECKING:
-    from pytest_toll.calls import Measurement
+    from pytest_toll.calls import DeferredReport, Measurement
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -93,6 +94,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="tokens per image (default: not estimated)",
     )
     parser.add_argument(
+        "--core",
+        metavar="NAMES",
+        default=None,
+        help="also compare advertising every tool with deferring all but these (comma-"
+        "separated) behind a tool search and a tool loader",
+    )
+    parser.add_argument(
         "--budget",
         type=int,
         default=None,
@@ -128,11 +136,12 @@ def _load_messages(path: str) -> tuple[object, str | None, object]:
     return data, None, None
 
 
-def _tools(args: argparse.Namespace) -> object:
+def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
+    """The tools to measure, and the server's instructions when they come from a server."""
     if args.tools:
         from pytest_toll.tools import load_tools_file
 
-        return load_tools_file(args.tools)[0]
+        return load_tools_file(args.tools)[0], None
     if args.server or args.url:
         from pytest_toll import mcp
 
@@ -142,8 +151,8 @@ def _tools(args: argparse.Namespace) -> object:
             listing = mcp.list_stdio(shlex.split(args.server), timeout=args.server_timeout)
         else:
             listing = mcp.list_http(args.url, timeout=args.server_timeout)
-        return list(listing.tools)
-    return None
+        return list(listing.tools), listing.instructions
+    return None, None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -164,7 +173,11 @@ def run(args: argparse.Namespace) -> int:
         messages, system, tools = _load_messages(args.messages)
     if args.system:
         system = read_text(args.system)
-    tools = _tools(args) or tools
+    listed, instructions = _tools(args)
+    tools = listed or tools
+    if instructions:
+        # A host puts a server's instructions in the system prompt, so they count there.
+        system = "\n\n".join(text for text in (system, instructions) if text)
     client = None
     if args.exact:
         from pytest_toll.anthropic import CountTokensClient
@@ -189,17 +202,50 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
+    if instructions:
+        note = "the server's instructions are counted in the system part"
+        result = replace(result, notes=(*result.notes, note))
+    deferred = None
+    if args.core is not None:
+        from pytest_toll.calls import deferred_tools
+
+        core = [name.strip() for name in args.core.split(",") if name.strip()]
+        deferred = deferred_tools(
+            args.model, tools, core, tool_schemas="compact" if args.compact else "full"
+        )
     over = args.budget is not None and result.total.tokens > args.budget
     if args.json:
         data = result.as_dict()
         if args.budget is not None:
             data["budget"] = {"tokens": args.budget, "over": over}
+        if deferred is not None:
+            data["deferred"] = deferred.as_dict()
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(render_text(result))
+        if deferred is not None:
+            print(render_deferred(deferred))
         if over:
             print(f"over budget: {result.total.tokens:,} > {args.budget:,} tokens")
     return EXIT_VIOLATION if over else EXIT_OK
+
+
+def render_deferred(report: DeferredReport) -> str:
+    """Eager vs deferred tool advertising, per request."""
+    usd = report.saved_usd
+    if report.saved >= 0:
+        verdict = f"saves {report.saved:,} tokens" + ("" if usd is None else f" (${usd:,.6f})")
+    else:
+        verdict = f"costs {-report.saved:,} more tokens" + (
+            "" if usd is None else f" (${-usd:,.6f})"
+        )
+    total = len(report.core) + len(report.deferred_names)
+    return (
+        f"deferred tools ({report.method}): all {total} tools advertised: "
+        f"{report.eager.tokens:,}; {len(report.core)} core + {len(report.meta)} meta-tools "
+        f"({', '.join(report.meta)}) + the deferred names: {report.deferred.tokens:,}; "
+        f"deferring {verdict} per request, before any tool is loaded"
+    )
 
 
 def _usd(value: float | None) -> str:
