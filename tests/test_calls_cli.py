@@ -249,3 +249,27 @@ def test_server_instructions_count_in_system_and_deferred_comparison(tmp_path: P
     last = text.stdout.splitlines()[-1]
     assert last.startswith("deferred tools (o200k): all 8 tools advertised: ")
     assert last.endswith("per request, before any tool is loaded")
+
+
+def test_toll_diff_of_two_call_reports(tmp_path: Path) -> None:
+    write(tmp_path)
+    with_tools = toll(
+        "measure", "--model", "gpt-6.2-sol", "--tools", "tools.json", "--json", cwd=tmp_path
+    )
+    bare = toll("measure", "--model", "gpt-6.2-sol", "--json", cwd=tmp_path)
+    (tmp_path / "before.json").write_text(bare.stdout, encoding="utf-8")
+    (tmp_path / "after.json").write_text(with_tools.stdout, encoding="utf-8")
+    grown = json.loads(with_tools.stdout)["parts"]["tools"]["tokens"]
+    result = toll("diff", "before.json", "after.json", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["kind"] == "call-diff"
+    assert report["parts"]["tools"] == {
+        "before": 0,
+        "after": grown,
+        "delta": grown,
+        "cost_usd": round(grown * 2 / 1e6, 10),
+    }
+    gate = toll("diff", "before.json", "after.json", "--allow-increase", "5", cwd=tmp_path)
+    assert gate.returncode == 1
+    assert gate.stdout.splitlines()[-1].startswith("gate: FAIL — total changed +")

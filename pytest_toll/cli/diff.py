@@ -34,9 +34,16 @@ def _tools_differ() -> Differ:
     return diff_reports
 
 
+def _call_differ() -> Differ:
+    from pytest_toll.calls import diff_reports
+
+    return diff_reports
+
+
 # kind → a function returning the differ (imported lazily, so `toll --help` stays light).
 DIFFERS: dict[str, Callable[[], Differ]] = {
     "tools": _tools_differ,
+    "call": _call_differ,
 }
 
 
