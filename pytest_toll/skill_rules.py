@@ -263,32 +263,51 @@ def _duplicates(skills: Sequence[Skill], settings: RuleSettings) -> Iterator[Fin
                 "a host keeps only one of them; rename the others",
             )
     similarity = _limit(settings, "skill_description_similarity")
-    described = [
-        (skill, words, len(words))
-        for skill in skills
-        if skill.description
-        for words in [_words(skill.description)]
-    ]
-    for index, (first, first_words, first_size) in enumerate(described):
-        for second, second_words, second_size in described[index + 1 :]:
-            # Shared words / all words can be no more than the smaller set over the larger:
-            # most pairs of a large catalogue are ruled out without intersecting them.
-            if min(first_size, second_size) < similarity * max(first_size, second_size, 1):
-                continue
-            common = len(first_words & second_words)
-            union = first_size + second_size - common
+    for first, second, shared in _colliding_pairs(skills, similarity):
+        yield settings.finding(
+            "S103",
+            WARN,
+            first.name,
+            f"description collides with {second.name!r} ({second.path}): "
+            f"{shared:.0%} of their words are shared",
+            "a host cannot tell them apart; say what makes each one different",
+        )
+
+
+def _colliding_pairs(
+    skills: Sequence[Skill], similarity: float
+) -> list[tuple[Skill, Skill, float]]:
+    """Pairs whose descriptions share at least ``similarity`` of their words, in catalogue
+    order.
+
+    Shared words / all words can be no more than the smaller word count over the larger, so
+    with descriptions sorted by word count each one is compared only with those not too much
+    longer than itself: most pairs of a large catalogue are never intersected.
+    """
+    described = sorted(
+        (
+            (len(words), index, words)
+            for index, skill in enumerate(skills)
+            if skill.description
+            for words in [_words(skill.description)]
+        ),
+        key=lambda entry: entry[0],
+    )
+    pairs: list[tuple[int, int, float]] = []
+    for position, (size, index, words) in enumerate(described):
+        for other_size, other_index, other_words in described[position + 1 :]:
+            # The same division as the ratio below, so a pair exactly at the threshold is
+            # never pruned by a rounding difference (0.3 * 10 > 3 in floating point).
+            if other_size and size / other_size < similarity:
+                break
+            common = len(words & other_words)
+            union = size + other_size - common
             if not union:
                 continue  # two descriptions without a single word: S102 speaks for them
-            shared = common / union
-            if shared >= similarity:
-                yield settings.finding(
-                    "S103",
-                    WARN,
-                    first.name,
-                    f"description collides with {second.name!r} ({second.path}): "
-                    f"{shared:.0%} of their words are shared",
-                    "a host cannot tell them apart; say what makes each one different",
-                )
+            if common / union >= similarity:
+                low, high = sorted((index, other_index))
+                pairs.append((low, high, common / union))
+    return [(skills[low], skills[high], shared) for low, high, shared in sorted(pairs)]
 
 
 # --- S104 -------------------------------------------------------------------------------

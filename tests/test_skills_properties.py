@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_toll import tokens
@@ -185,3 +185,32 @@ def test_injection_word_prefilter_never_hides_a_hit(text: str) -> None:
         if match is not None:
             unfiltered.append((meaning, text.count("\n", 0, match.start()) + 1))
     assert skill_rules.injection_hits(text) == unfiltered
+
+
+@given(
+    descriptions=st.lists(
+        st.lists(st.sampled_from("abcdefghijkl"), max_size=14).map(" ".join), max_size=12
+    ),
+    similarity=st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]),
+)
+@example(descriptions=["a b c", "a b c d e f g h i j"], similarity=0.3)
+def test_collision_pruning_finds_exactly_the_brute_force_pairs(
+    descriptions: list[str], similarity: float
+) -> None:
+    from pytest_toll.skill_rules import _colliding_pairs, _words
+    from pytest_toll.skills import Skill
+
+    skills = [
+        Skill(f"s{i}", f"p{i}", 0, 0, 0, (), 0, description=text)
+        for i, text in enumerate(descriptions)
+    ]
+    expected = []
+    for i, first in enumerate(skills):
+        for second in skills[i + 1 :]:
+            if not (first.description and second.description):
+                continue
+            a, b = _words(first.description), _words(second.description)
+            if a | b and len(a & b) / len(a | b) >= similarity:
+                expected.append((first.name, second.name, len(a & b) / len(a | b)))
+    found = [(a.name, b.name, shared) for a, b, shared in _colliding_pairs(skills, similarity)]
+    assert found == expected
