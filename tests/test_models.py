@@ -228,3 +228,9 @@ def test_importing_the_core_is_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_an_unknown_tier_price_leaves_the_cost_absent_above_the_line() -> None:
+    luna = get_model("gpt-6-luna")
+    assert luna.cost_usd(272_000) == pytest.approx(0.0272)
+    assert luna.cost_usd(272_001) is None
