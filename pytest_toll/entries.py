@@ -9,6 +9,7 @@ never a pass. The plugin only looks entries up in :data:`MEASURERS`.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,7 +93,6 @@ def measure_servers(name: str, entry: Mapping[str, Any], context: EntryContext) 
         method=str(report.method),
         parts={row.name: int(row.tokens) for row in report.tools},
         findings=_findings(report.findings),
-        note=str(getattr(report, "source_shape", "") or ""),
     )
 
 
@@ -146,19 +146,22 @@ def measure_transcripts(name: str, entry: Mapping[str, Any], context: EntryConte
     # Imported by name: the decisions module is the transcripts job's and may be absent.
     judge_decisions = importlib.import_module("pytest_toll.decisions").judge_decisions
     roots = [context.resolve(str(root)) for root in entry.get("roots") or ()]
-    result = judge_decisions(
+    report = judge_decisions(
         entry,
-        roots=roots,
+        # No roots in the ledger: the decisions module's defaults (environment, agent dirs).
+        roots=roots or None,
         duplicate_decisions=list(context.duplicate_decisions),
         source=context.source,
+        settings=context.settings({}, "transcripts"),
     )
-    data = result.as_dict() if hasattr(result, "as_dict") else dict(result)
-    total = data.get("total_tokens", data.get("tokens", 0))
     return Measurement(
-        total=int(total or 0),
-        method=str(data.get("method", "o200k")),
+        total=int(report.ok_tokens),
+        method="o200k",
         parts={},
-        findings=_findings(data.get("findings", ())),
+        findings=_findings(report.findings),
+        # Rounded up to 4 decimals as `toll check --init` pins it, so an unchanged history
+        # equals its pin rather than "improving" by a rounding error.
+        other_pins={"waste_ratio_pin": math.ceil(float(report.waste_ratio) * 10_000) / 10_000},
     )
 
 

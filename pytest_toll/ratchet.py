@@ -31,8 +31,20 @@ from pytest_toll.report import (
 )
 
 #: Where each kind keeps its total pin and its part pins, relative to the entry.
-TOTAL_PIN_KEY: dict[str, str | None] = {"servers": "pin", "skills": None, "tests": "pin"}
-PART_PINS_KEY: dict[str, str | None] = {"servers": "tools", "skills": "pin", "tests": None}
+TOTAL_PIN_KEY: dict[str, str | None] = {
+    "servers": "pin",
+    "skills": None,
+    "tests": "pin",
+    "transcripts": None,
+}
+PART_PINS_KEY: dict[str, str | None] = {
+    "servers": "tools",
+    "skills": "pin",
+    "tests": None,
+    "transcripts": None,
+}
+#: Kinds that are one whole section (``transcripts:``), not a map of named entries.
+SECTION_KINDS = frozenset({"transcripts"})
 #: Kinds whose parts are each gated against their own pin.
 GATED_PARTS = frozenset({"skills"})
 
@@ -45,8 +57,9 @@ class Measurement:
     method: str
     parts: Mapping[str, int] = field(default_factory=dict)
     findings: tuple[Mapping[str, Any], ...] = ()
-    #: A note shown with the result (e.g. which source shape was read).
-    note: str = ""
+    #: Other pinned numbers of the entry, by ledger key (``waste_ratio_pin``): measured
+    #: values that ratchet down like pins; going above them is the measuring rules' call.
+    other_pins: Mapping[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -54,7 +67,7 @@ class Measurement:
             "method": self.method,
             "parts": dict(self.parts),
             "findings": [dict(finding) for finding in self.findings],
-            "note": self.note,
+            "other_pins": dict(self.other_pins),
         }
 
 
@@ -66,6 +79,12 @@ class Policy:
     update: bool = False
     allow_increase: bool = False
     strict: bool = False
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -126,6 +145,10 @@ def judge(
         for part, value in part_pins.items()
         if part not in measurement.parts
     )
+    others: list[dict[str, Any]] = [
+        {"key": key, "measured": value, "pin": _number(entry.get(key))}
+        for key, value in measurement.other_pins.items()
+    ]
     total = measurement.total
     over_budget = budget is not None and total > budget
     if kind in GATED_PARTS:
@@ -137,6 +160,13 @@ def judge(
         regressed = any(measured > pinned + policy.tolerance for measured, pinned in compared)
         improved = any(measured < pinned for measured, pinned in compared)
         unpinned = not part_pins
+    elif TOTAL_PIN_KEY.get(kind) is None:
+        # Gated by its own rules (findings); only its other pins can improve or be new.
+        regressed = False
+        improved = any(
+            other["pin"] is not None and other["measured"] < other["pin"] for other in others
+        )
+        unpinned = any(other["pin"] is None for other in others)
     else:
         regressed = pin is not None and total > pin + policy.tolerance
         improved = pin is not None and total < pin
@@ -156,8 +186,9 @@ def judge(
     failed = over_budget or (regressed and not accepted) or bool(error_findings)
     result = EntryResult(
         kind, name, nodeid, line, total, measurement.method, pin, budget, outcome, failed,
-        _message(outcome, total, pin, budget, policy, accepted),
+        _message(outcome, total, pin, budget, policy, accepted, others),
         [dict(finding) for finding in measurement.findings], parts,
+        other_pins=others,
     )  # fmt: skip
     if policy.update:
         result.ratchet = _pin_change(result, policy)
@@ -171,6 +202,7 @@ def _message(
     budget: int | None,
     policy: Policy,
     accepted: bool,
+    others: list[dict[str, Any]],
 ) -> str:
     if outcome == OVER_BUDGET:
         text = f"{total:,} tok is over the budget of {budget:,} by {total - (budget or 0):,}"
@@ -182,7 +214,15 @@ def _message(
         elif policy.tolerance:
             text += f" (tolerance {policy.tolerance:,})"
     elif outcome == IMPROVED:
-        text = f"improved by {pin - total:,} tok" if pin is not None and pin > total else "improved"
+        lowered = [
+            f"{other['key']}: {other['measured']:.4g} is below {other['pin']:.4g}"
+            for other in others
+            if other["pin"] is not None and other["measured"] < other["pin"]
+        ]
+        if pin is not None and pin > total:
+            text = f"improved by {pin - total:,} tok"
+        else:
+            text = "improved" + (f" ({'; '.join(lowered)})" if lowered else "")
         text += " — pin lowered" if policy.update else " — ratchet with --toll-update"
     elif outcome == NEW:
         text = "pinned" if policy.update else "not pinned yet — pin with --toll-update"
@@ -191,7 +231,7 @@ def _message(
     return text
 
 
-def _new_value(measured: int, pin: int | None, policy: Policy) -> int | None:
+def _new_value(measured: Any, pin: Any, policy: Policy) -> Any:
     """The pin an update writes for one number, or None to leave it as it is."""
     if pin is None:
         return measured
@@ -229,8 +269,15 @@ def plan_entry(result: EntryResult, policy: Policy) -> dict[tuple[str, ...], Any
     if result.measured is None or result.outcome in (ERROR, STALE):
         return {}
     updates: dict[tuple[str, ...], Any] = {}
-    base = (result.kind, result.name)
+    base: tuple[str, ...] = (
+        (result.kind,) if result.kind in SECTION_KINDS else (result.kind, result.name)
+    )
     key: tuple[str, ...]
+    for other in result.other_pins:
+        new = _new_value(other["measured"], other["pin"], policy)
+        if new is not None and new != other["pin"]:
+            key = (*base, str(other["key"]))
+            updates[key] = new
     total_key = TOTAL_PIN_KEY.get(result.kind)
     if total_key is not None:
         value = _new_value(result.measured, result.pin, policy)

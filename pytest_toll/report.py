@@ -97,10 +97,17 @@ class EntryResult:
     findings: list[dict[str, Any]] = field(default_factory=list)
     parts: list[PartResult] = field(default_factory=list)
     ratchet: dict[str, int | None] | None = None
+    #: Other pinned numbers (``{"key": "waste_ratio_pin", "measured": 0.08, "pin": 0.09}``).
+    other_pins: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def delta(self) -> int | None:
         return _delta(self.measured, self.pin)
+
+    @property
+    def label(self) -> str:
+        """``servers::files``; a whole-section entry is just its section (``transcripts``)."""
+        return self.kind if self.name == self.kind else f"{self.kind}::{self.name}"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -119,6 +126,7 @@ class EntryResult:
             "findings": [dict(finding) for finding in self.findings],
             "parts": [part.as_dict() for part in self.parts],
             "ratchet": None if self.ratchet is None else dict(self.ratchet),
+            "other_pins": [dict(other) for other in self.other_pins],
         }
 
     @classmethod
@@ -140,6 +148,7 @@ class EntryResult:
             findings=[dict(finding) for finding in data.get("findings", [])],
             parts=[PartResult.from_dict(part) for part in data.get("parts", [])],
             ratchet=None if ratchet is None else dict(ratchet),
+            other_pins=[dict(other) for other in data.get("other_pins", [])],
         )
 
     def sort_key(self) -> tuple[int, int, str]:
@@ -216,6 +225,13 @@ class SessionReport:
 # --- text -------------------------------------------------------------------------------
 
 
+def _status(entry: EntryResult) -> str:
+    # An entry within its pin can still fail on an error-severity rule finding.
+    if entry.failed and entry.outcome in (PASSED, IMPROVED, NEW):
+        return "FAILED"
+    return _SYMBOL[entry.outcome]
+
+
 def _number(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
@@ -258,8 +274,8 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
         for entry in report.entries:
             rows.append(
                 (
-                    _SYMBOL[entry.outcome],
-                    f"{entry.kind}::{entry.name}",
+                    _status(entry),
+                    entry.label,
                     _number(entry.measured),
                     _number(entry.pin),
                     _number(entry.budget),
@@ -283,7 +299,7 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
                 colour = "red" if finding["severity"] == "error" else "yellow"
                 lines.append(
                     (
-                        f"{entry.kind}::{entry.name}: {finding['rule']} {finding['severity']}"
+                        f"{entry.label}: {finding['rule']} {finding['severity']}"
                         f"{subject} {finding['message']}",
                         colour,
                     )
@@ -295,7 +311,12 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
     improved = [entry for entry in report.entries if entry.outcome == IMPROVED]
     if improved and not report.update:
         total = sum(-(entry.delta or 0) for entry in improved)
-        lines.append((f"improved by {total:,} tok — ratchet with --toll-update", "green"))
+        if total > 0:
+            what = f"improved by {total:,} tok"
+        else:
+            # Only non-token pins improved (a transcripts waste ratio).
+            what = f"{len(improved)} {'entry' if len(improved) == 1 else 'entries'} improved"
+        lines.append((f"{what} — ratchet with --toll-update", "green"))
     if report.partial and report.update:
         lines.append(("partial run: only entries that ran were updated, none removed", "yellow"))
     if report.ledger_written:
@@ -305,7 +326,7 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
 
 def failure_text(entry: EntryResult, biggest: int = 5) -> str:
     """A short table for a failed ledger item or test: measured, pin, budget, delta, parts."""
-    lines = [f"{entry.kind}::{entry.name}: {entry.message or _SYMBOL[entry.outcome]}"]
+    lines = [f"{entry.label}: {entry.message or _status(entry)}"]
     if entry.outcome != ERROR:
         rows: list[tuple[str, ...]] = [
             ("measured", "pin", "budget", "delta", "method"),
