@@ -107,15 +107,27 @@ def injection_hits(text: str) -> list[tuple[str, int]]:
 
 def check(skills: Sequence[Skill], settings: RuleSettings) -> list[Finding]:
     """All S findings for a catalogue, turned-off rules left out."""
+    subjects = subjects_of(skills)
     findings: list[Finding | None] = []
-    for skill in skills:
-        findings.extend(_frontmatter(skill, settings))
-        findings.extend(_description(skill, settings))
-        findings.extend(_sizes(skill, settings))
-        findings.extend(_injections(skill, settings))
-        findings.extend(_references(skill, settings))
-    findings.extend(_duplicates(skills, settings))
+    for skill, subject in zip(skills, subjects):
+        findings.extend(_frontmatter(skill, subject, settings))
+        findings.extend(_description(skill, subject, settings))
+        findings.extend(_sizes(skill, subject, settings))
+        findings.extend(_injections(skill, subject, settings))
+        findings.extend(_references(skill, subject, settings))
+    findings.extend(_duplicates(skills, subjects, settings))
     return [finding for finding in findings if finding is not None]
+
+
+def subjects_of(skills: Sequence[Skill]) -> list[str]:
+    """What each skill's findings are about: its name, or with its path when the name is
+    shared (S103 flags that; the other findings must still say which skill they mean)."""
+    names: defaultdict[str, int] = defaultdict(int)
+    for skill in skills:
+        names[skill.name] += 1
+    return [
+        skill.name if names[skill.name] == 1 else f"{skill.name} ({skill.path})" for skill in skills
+    ]
 
 
 def _limit(settings: RuleSettings, name: str) -> float:
@@ -143,9 +155,9 @@ def _kind(value: object) -> str:
 # --- S101 -------------------------------------------------------------------------------
 
 
-def _frontmatter(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None]:
+def _frontmatter(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[Finding | None]:
     def error(message: str, hint: str = "") -> Finding | None:
-        return settings.finding("S101", ERROR, skill.name, message, hint)
+        return settings.finding("S101", ERROR, subject, message, hint)
 
     if skill.frontmatter_problem is not None:
         yield error(skill.frontmatter_problem, "start SKILL.md with ---, name:, description:, ---")
@@ -218,7 +230,7 @@ def _frontmatter(skill: Skill, settings: RuleSettings) -> Iterator[Finding | Non
 # --- S102 -------------------------------------------------------------------------------
 
 
-def _description(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None]:
+def _description(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[Finding | None]:
     description = skill.description.strip()
     if not description:
         return  # S101 already says it is missing or empty
@@ -227,7 +239,7 @@ def _description(skill: Skill, settings: RuleSettings) -> Iterator[Finding | Non
         yield settings.finding(
             "S102",
             WARN,
-            skill.name,
+            subject,
             f"description is thin: {len(description):,} characters, under {_number(minimum)}",
             "say what the skill does and when to use it",
         )
@@ -235,7 +247,7 @@ def _description(skill: Skill, settings: RuleSettings) -> Iterator[Finding | Non
         yield settings.finding(
             "S102",
             WARN,
-            skill.name,
+            subject,
             "description never says when to use the skill",
             'add a "Use when …" sentence: a host picks skills by their descriptions',
         )
@@ -248,7 +260,9 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"\w+", text.casefold()))
 
 
-def _duplicates(skills: Sequence[Skill], settings: RuleSettings) -> Iterator[Finding | None]:
+def _duplicates(
+    skills: Sequence[Skill], subjects: Sequence[str], settings: RuleSettings
+) -> Iterator[Finding | None]:
     by_name: defaultdict[str, list[Skill]] = defaultdict(list)
     for skill in skills:
         by_name[skill.name].append(skill)
@@ -267,18 +281,16 @@ def _duplicates(skills: Sequence[Skill], settings: RuleSettings) -> Iterator[Fin
         yield settings.finding(
             "S103",
             WARN,
-            first.name,
-            f"description collides with {second.name!r} ({second.path}): "
+            subjects[first],
+            f"description collides with {skills[second].name!r} ({skills[second].path}): "
             f"{shared:.0%} of their words are shared",
             "a host cannot tell them apart; say what makes each one different",
         )
 
 
-def _colliding_pairs(
-    skills: Sequence[Skill], similarity: float
-) -> list[tuple[Skill, Skill, float]]:
-    """Pairs whose descriptions share at least ``similarity`` of their words, in catalogue
-    order.
+def _colliding_pairs(skills: Sequence[Skill], similarity: float) -> list[tuple[int, int, float]]:
+    """Index pairs whose descriptions share at least ``similarity`` of their words, in
+    catalogue order.
 
     Shared words / all words can be no more than the smaller word count over the larger, so
     with descriptions sorted by word count each one is compared only with those not too much
@@ -307,15 +319,15 @@ def _colliding_pairs(
             if common / union >= similarity:
                 low, high = sorted((index, other_index))
                 pairs.append((low, high, common / union))
-    return [(skills[low], skills[high], shared) for low, high, shared in sorted(pairs)]
+    return sorted(pairs)
 
 
 # --- S104 -------------------------------------------------------------------------------
 
 
-def _sizes(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None]:
+def _sizes(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[Finding | None]:
     def warn(message: str, hint: str) -> Finding | None:
-        return settings.finding("S104", WARN, skill.name, message, hint)
+        return settings.finding("S104", WARN, subject, message, hint)
 
     metadata_limit = _limit(settings, "skill_metadata_tokens")
     if skill.metadata > metadata_limit:
@@ -346,7 +358,7 @@ def _sizes(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None]:
 # --- S105 -------------------------------------------------------------------------------
 
 
-def _injections(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None]:
+def _injections(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[Finding | None]:
     places: list[tuple[str, Iterable[tuple[str, int]]]] = [
         ("description", [(meaning, 0) for meaning, _ in injection_hits(skill.description)]),
         (
@@ -366,7 +378,7 @@ def _injections(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None
             yield settings.finding(
                 "S105",
                 INFO,
-                skill.name,
+                subject,
                 f"{where}: {meaning}",
                 "check that this text is meant for the model (reported, never graded)",
             )
@@ -375,12 +387,12 @@ def _injections(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None
 # --- S106 -------------------------------------------------------------------------------
 
 
-def _references(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None]:
+def _references(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[Finding | None]:
     for broken in skill.broken_references:
         yield settings.finding(
             "S106",
             ERROR,
-            skill.name,
+            subject,
             f"reference {broken.target!r} {broken.detail}",
             "" if broken.kind != "escape" else "keep every file a skill uses inside its folder",
         )
@@ -390,7 +402,7 @@ def _references(skill: Skill, settings: RuleSettings) -> Iterator[Finding | None
             yield settings.finding(
                 "S106",
                 WARN,
-                skill.name,
+                subject,
                 f"reference {path!r} is nested {depth} folders deep, over {_number(depth_limit)}",
                 "keep references one level below SKILL.md (references/x.md)",
             )

@@ -714,3 +714,14 @@ def test_bare_paths_outside_the_spec_folders_are_counted_only_when_present(
         ("S106", ERROR, "site", "reference 'docs/guide.md' does not exist in the skill folder"),
         ("S106", ERROR, "site", "reference 'scripts/gone.sh' does not exist in the skill folder"),
     ]
+
+
+def test_findings_of_same_named_skills_say_which_one(tmp_path: Path) -> None:
+    write_skill(tmp_path / "a" / "pdf", description="Fill PDF forms. Use when a form is attached.")
+    write_skill(tmp_path / "b" / "pdf", description="Merge PDFs.")
+    root = tmp_path.as_posix()
+    assert rules(measure_skills(tmp_path)) == [
+        ("S103", ERROR, "pdf", f"2 skills are named 'pdf': {root}/a/pdf, {root}/b/pdf"),
+        ("S102", WARN, f"pdf ({root}/b/pdf)", "description is thin: 11 characters, under 40"),
+        ("S102", WARN, f"pdf ({root}/b/pdf)", "description never says when to use the skill"),
+    ]

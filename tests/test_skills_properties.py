@@ -212,5 +212,8 @@ def test_collision_pruning_finds_exactly_the_brute_force_pairs(
             a, b = _words(first.description), _words(second.description)
             if a | b and len(a & b) / len(a | b) >= similarity:
                 expected.append((first.name, second.name, len(a & b) / len(a | b)))
-    found = [(a.name, b.name, shared) for a, b, shared in _colliding_pairs(skills, similarity)]
+    found = [
+        (skills[a].name, skills[b].name, shared)
+        for a, b, shared in _colliding_pairs(skills, similarity)
+    ]
     assert found == expected
