@@ -15,6 +15,7 @@ tolls are ranked; a shape whose judged calls are mostly not ``ok`` is *suspiciou
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -265,6 +266,7 @@ def _inline_flag(family: str) -> str:
     return "-c" if family in ("python", "bash", "sh", "zsh") else "-e"
 
 
+@functools.lru_cache(maxsize=8192)  # agents re-run the same commands; shlex is not free
 def shape_of_command(command: str, _depth: int = 0) -> str:
     """``$ verb`` for a shell command: wrappers and ``cd x &&`` preludes stripped."""
     segments = _segments(_split_command(command.strip()))
