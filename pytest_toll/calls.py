@@ -213,7 +213,7 @@ def _kind(value: object) -> str:
 
 
 def _text_of(content: object, where: str) -> str:
-    """The text of an OpenAI system/developer content (a string or text parts)."""
+    """The text of a system content: a string, or text parts / blocks joined by newlines."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -224,6 +224,13 @@ def _text_of(content: object, where: str) -> str:
             texts.append(part["text"])
         return "\n".join(texts)
     raise CouldNotJudge(f"{where}: must be a string or a list of parts, not {_kind(content)}")
+
+
+def system_text(system: object) -> str | None:
+    """A system prompt as one text: a string, or Anthropic text blocks on their own lines."""
+    if system is None or isinstance(system, str):
+        return system
+    return _text_of(system, "system")
 
 
 _DATA_URL = re.compile(r"data:([\w/+.-]+);base64,(.*)", re.S)
@@ -680,7 +687,7 @@ class _Call:
 
 
 def _prepare(
-    system: str | None,
+    system: str | Sequence[Mapping[str, Any]] | None,
     messages: object,
     tools: object,
     skills: object,
@@ -688,8 +695,7 @@ def _prepare(
 ) -> _Call:
     if tool_schemas not in (FULL, COMPACT):
         raise UsageError(f"tool_schemas must be 'full' or 'compact', not {tool_schemas!r}")
-    if system is not None and not isinstance(system, str):
-        raise CouldNotJudge(f"system: must be a string, not {_kind(system)}")
+    system = system_text(system)
     conversation = normalize_messages(messages)
     prepared_tools = _tools(tools)
     if tool_schemas == COMPACT:
@@ -759,7 +765,7 @@ def _parts_from_stages(
 
 def measure(
     model: str | Model,
-    system: str | None = None,
+    system: str | Sequence[Mapping[str, Any]] | None = None,
     messages: object = None,
     tools: object = None,
     skills: object = None,

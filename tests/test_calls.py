@@ -561,3 +561,10 @@ def test_count_joined_agrees_with_tiktoken_itself(reference_o200k: Any) -> None:
         assert count_joined(counter, pieces) == len(
             reference_o200k.encode_ordinary("\n\n".join(pieces))
         )
+
+
+def test_system_as_anthropic_text_blocks() -> None:
+    blocks = [{"type": "text", "text": "One."}, {"type": "text", "text": "Two."}]
+    assert measure("gpt-6.2-sol", blocks).total == measure("gpt-6.2-sol", "One.\nTwo.").total
+    with pytest.raises(CouldNotJudge, match=r"system\[0\]: expected a text part"):
+        measure("gpt-6.2-sol", [{"type": "image"}])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 
@@ -110,7 +110,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the JSON report")
 
 
-def _load_messages(path: str) -> tuple[object, str | None, object]:
+def _load_messages(path: str) -> tuple[object, Any, object]:
     """Messages, and the system and tools of a full request body when the file is one."""
     from pytest_toll.errors import CouldNotJudge
     from pytest_toll.textio import read_text
@@ -126,12 +126,8 @@ def _load_messages(path: str) -> tuple[object, str | None, object]:
         if "messages" not in data:
             raise CouldNotJudge(f"{path}: an object without a 'messages' array")
         system = data.get("system")
-        if isinstance(system, list):  # Anthropic system blocks
-            system = "\n\n".join(
-                block.get("text", "") for block in system if isinstance(block, dict)
-            )
-        if system is not None and not isinstance(system, str):
-            raise CouldNotJudge(f"{path}: 'system' must be a string or text blocks")
+        if system is not None and not isinstance(system, str | list):
+            raise CouldNotJudge(f"{path}: 'system' must be a string or a list of text blocks")
         return data["messages"], system, data.get("tools")
     return data, None, None
 
@@ -156,7 +152,7 @@ def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.calls import Tuning, measure
+    from pytest_toll.calls import Tuning, measure, system_text
     from pytest_toll.textio import read_text
 
     if args.budget is not None and args.budget < 0:
@@ -167,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         tokens_per_image=args.tokens_per_image,
     )
     messages: object = None
-    system: str | None = None
+    system: Any = None
     tools: object = None
     if args.messages:
         messages, system, tools = _load_messages(args.messages)
@@ -175,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         system = read_text(args.system)
     listed, instructions = _tools(args)
     tools = listed or tools
+    system = system_text(system)
     if instructions:
         # A host puts a server's instructions in the system prompt, so they count there.
         system = "\n\n".join(text for text in (system, instructions) if text)
