@@ -143,7 +143,12 @@ class Part:
 
 @dataclass(frozen=True)
 class Measurement:
-    """A measured call. ``as_dict()`` is the JSON report (``"kind": "call"``)."""
+    """A measured call. ``as_dict()`` is the JSON report (``"kind": "call"``).
+
+    ``method`` says how every ``tokens`` figure was made (``o200k``, ``estimate`` or
+    ``native``); ``scaled_method`` (``o200k×1.80``) how the ``scaled`` figures were, when the
+    model's tokenizer is not o200k. Budgets and pins use ``total.tokens``.
+    """
 
     model: str
     provider: str
@@ -167,6 +172,14 @@ class Measurement:
         return self.total.source
 
     @property
+    def scaled_method(self) -> str | None:
+        if self.total.scaled is None:
+            return None
+        from pytest_toll.tokens import scaled_method
+
+        return scaled_method(self.scale.factor)
+
+    @property
     def window_share(self) -> float | None:
         return None if not self.window else self.total.billed / self.window
 
@@ -178,6 +191,7 @@ class Measurement:
             "probe": self.probe,
             "tokenizer": self.tokenizer,
             "method": self.method,
+            "scaled_method": self.scaled_method,
             "scale": self.scale.as_dict(),
             "parts": {name: self.parts[name].as_dict() for name in PARTS},
             "total": self.total.as_dict(),
@@ -827,10 +841,9 @@ def measure(
         method, tokenizer = ESTIMATE, f"{tuning.chars_per_token:g} chars/token"
         scale = Scale(1.0, False, "a chars/token estimate is not scaled")
     else:
-        from pytest_toll.tokens import O200K, TOKENIZER_NAME, scaled_method
+        from pytest_toll.tokens import O200K, TOKENIZER_NAME
 
-        method = scaled_method(resolved.scale.factor) if use_scale else O200K
-        tokenizer = TOKENIZER_NAME
+        method, tokenizer = O200K, TOKENIZER_NAME
         scale = resolved.scale
     if fallback:
         notes.insert(0, fallback)
@@ -1026,6 +1039,11 @@ def diff(
         notes.append(
             f"counted differently ({old.get('method')} before, {new.get('method')} after): "
             "the deltas mix methods"
+        )
+    if old.get("tool_schemas") != new.get("tool_schemas"):
+        notes.append(
+            f"tool schemas measured {old.get('tool_schemas')} before, "
+            f"{new.get('tool_schemas')} after"
         )
     if old.get("model") != new.get("model"):
         notes.append(f"different models: {old.get('model')} before, {new.get('model')} after")

@@ -328,7 +328,7 @@ def test_a_refused_shape_turns_the_whole_report_into_estimates(
             "claude-sonnet-5", "Be careful.", MESSAGES, TOOLS, exact=True, client=client
         )
     assert all(part.source == "estimate" for part in result.parts.values())
-    assert result.method == "o200k×1.80"
+    assert (result.method, result.scaled_method) == ("o200k", "o200k×1.80")
     reason = (
         "count_tokens refused the request, so these are estimates: Anthropic count_tokens: "
         "HTTP 400 invalid_request_error: tools: unsupported schema (request req_no)"

@@ -127,7 +127,8 @@ def test_claude_model_scales_each_stage_and_sums_exactly() -> None:
     result = measure("claude-sonnet-5", SYSTEM, MESSAGES, TOOLS, SKILLS)
     s = stages("anthropic")
     scaled = [math.ceil(n * 1.80) for n in s]
-    assert result.method == "o200k×1.80"
+    assert (result.method, result.scaled_method) == ("o200k", "o200k×1.80")
+    assert result.as_dict()["scaled_method"] == "o200k×1.80"
     assert result.total.tokens == s[3]
     assert result.total.scaled == scaled[3]
     assert [result.parts[n].scaled for n in ("messages", "system", "skills", "tools")] == [
@@ -365,10 +366,11 @@ def test_diff_is_signed_and_prices_only_when_both_sides_are_priced() -> None:
     mixed = diff(before, unpriced)
     assert mixed.total.cost_usd is None
     assert "cost_usd" not in mixed.as_dict()["total"]
-    assert mixed.notes == (
-        "counted differently (o200k before, o200k×1.29 after): the deltas mix methods",
-        "different models: gpt-6.2-sol before, claude-sonnet-4-6 after",
+    assert mixed.notes == ("different models: gpt-6.2-sol before, claude-sonnet-4-6 after",)
+    compacted = diff(
+        before, measure("gpt-6.2-sol", SYSTEM, MESSAGES, TOOLS, tool_schemas="compact")
     )
+    assert compacted.notes == ("tool schemas measured full before, compact after",)
     with pytest.raises(CouldNotJudge, match="before: not a call report"):
         diff({"kind": "tools"}, after)
 

@@ -266,6 +266,7 @@ def render_text(result: Measurement) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = [
         f"call {result.model} ({result.provider}) — {result.method}"
+        + (f", scaled {result.scaled_method}" if result.scaled_method else "")
         + (" — probe message '.'" if result.probe else "")
     ]
     for row in rows:
