@@ -98,6 +98,27 @@ class Toll:
         self._record(name or Path(path).name, "skills", sum(levels.values()), method)
         return report
 
+    def call(self, model: str, *, name: str | None = None, **call: Any) -> Any:
+        """Measure one whole call (``pytest_toll.calls.measure``); records its total.
+
+        The recorded number is the o200k total of system + messages + skills + tools, the
+        deterministic count budgets use; native or scaled counts stay in the returned report.
+        """
+        from pytest_toll.calls import measure
+
+        report = measure(model, **call)
+        self._record(name or f"call {model}", "call", int(report.total.tokens), str(report.method))
+        return report
+
+    def transcripts(self, *roots: str | Path, name: str | None = None, **scan: Any) -> Any:
+        """The tolls under ``roots`` (``pytest_toll.tolls.scan``); records the ok tool-result
+        tokens they paid. No transcripts or no tool calls is CouldNotJudge, never zero."""
+        from pytest_toll.tolls import scan as scan_tolls
+
+        report = scan_tolls([Path(root) for root in roots], **scan)
+        self._record(name or "transcripts", "transcripts", int(report.ok_tokens), "o200k")
+        return report
+
 
 SERVER_KEYS = frozenset({"command", "url", "tools_file"})
 

@@ -186,7 +186,11 @@ def judge(
     failed = over_budget or (regressed and not accepted) or bool(error_findings)
     result = EntryResult(
         kind, name, nodeid, line, total, measurement.method, pin, budget, outcome, failed,
-        _message(outcome, total, pin, budget, policy, accepted, others),
+        _message(
+            outcome, total, pin, budget, policy, accepted, others,
+            parts if kind in GATED_PARTS else [],
+            [str(finding.get("rule")) for finding in error_findings],
+        ),
         [dict(finding) for finding in measurement.findings], parts,
         other_pins=others,
     )  # fmt: skip
@@ -203,12 +207,21 @@ def _message(
     policy: Policy,
     accepted: bool,
     others: list[dict[str, Any]],
+    gated: list[PartResult],
+    failing_rules: list[str],
 ) -> str:
     if outcome == OVER_BUDGET:
         text = f"{total:,} tok is over the budget of {budget:,} by {total - (budget or 0):,}"
     elif outcome == REGRESSED:
-        increase = total - (pin or 0)
-        text = f"regressed by {increase:,} tok against the pin {pin:,}"
+        grown = [
+            f"{part.name} +{(part.measured or 0) - (part.pin or 0):,} over its pin {part.pin:,}"
+            for part in gated
+            if part.pin is not None and part.measured is not None and part.measured > part.pin
+        ]
+        if grown:
+            text = f"regressed: {', '.join(grown)}"
+        else:
+            text = f"regressed by {total - (pin or 0):,} tok against the pin {pin:,}"
         if accepted:
             text += " — pin raised (--toll-allow-increase)"
         elif policy.tolerance:
@@ -228,6 +241,9 @@ def _message(
         text = "pinned" if policy.update else "not pinned yet — pin with --toll-update"
     else:
         text = ""
+    if failing_rules and outcome in (PASSED, IMPROVED, NEW):
+        rules = ", ".join(sorted(set(failing_rules)))
+        text = f"fails rule {rules} (severity error)" + (f"; {text}" if text else "")
     return text
 
 
