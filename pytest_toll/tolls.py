@@ -228,6 +228,11 @@ def _segments(words: list[str]) -> list[list[str]]:
     return [segment for segment in segments if segment]
 
 
+def _verb(word: str) -> str:
+    # `/usr/bin/git` is `git`; a bare `/` or `./` stays itself rather than becoming empty.
+    return posixpath.basename(word.rstrip("/")) or word
+
+
 def _strip_wrappers(words: list[str]) -> list[str]:
     index = 0
     while index < len(words):
@@ -235,7 +240,7 @@ def _strip_wrappers(words: list[str]) -> list[str]:
         if _ASSIGNMENT.match(word):
             index += 1
             continue
-        name = posixpath.basename(word)
+        name = _verb(word)
         if name in _WRAPPERS:
             takes_value = _WRAPPERS[name]
             index += 1
@@ -275,14 +280,14 @@ def shape_of_command(command: str, _depth: int = 0) -> str:
         words = _strip_wrappers(segment)
         if not words:
             continue
-        verb = posixpath.basename(words[0])
+        verb = _verb(words[0])
         if verb in _PRELUDES and position + 1 < len(segments):
             continue
         chosen = words
         break
     if not chosen:
         return "$ (empty)"
-    verb = posixpath.basename(chosen[0])
+    verb = _verb(chosen[0])
     family = _interpreter(verb)
     rest = chosen[1:]
     if family in _INTERPRETERS:

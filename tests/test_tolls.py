@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_toll import cli, tolls
 from pytest_toll.tokens import count
@@ -316,3 +318,15 @@ def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
     os.close(main)
     assert finished.returncode == 0 and json.loads(finished.stdout)["calls"] == 22
     assert b"\rtoll: read 5/5 transcript files" in shown
+
+
+@settings(max_examples=300, deadline=None)
+@given(command=st.text(max_size=200))
+def test_any_command_has_a_shape(command: str) -> None:
+    shape = shape_of_command(command)
+    assert shape.startswith("$ ") and len(shape) > 2
+
+
+def test_scan_json_lists_every_shape_unless_told(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["scan", "--root", str(FIXTURES), "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["shapes"]) == 11

@@ -258,3 +258,53 @@ def test_synthetic_zero_usage_is_not_a_turn(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps({"type": "assistant", "sessionId": "s", "message": message}) + "\n")
     assert [r for r in read_records(path) if isinstance(r, UsageRecord)] == []
+
+
+def test_codex_local_shell_and_image_outputs(tmp_path: Path) -> None:
+    png = base64.b64encode(_png(64, 32)).decode()
+    lines = [
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "local_shell_call",
+                "call_id": "l1",
+                "action": {"type": "exec", "command": ["git", "diff"]},
+            },
+        },
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "local_shell_call_output",
+                "call_id": "l1",
+                "output": "diff --git a b",
+            },
+        },
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "custom_tool_call",
+                "call_id": "v1",
+                "name": "view_image",
+                "input": "{}",
+            },
+        },
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "custom_tool_call_output",
+                "call_id": "v1",
+                "output": [{"type": "input_image", "image_url": f"data:image/png;base64,{png}"}],
+            },
+        },
+    ]
+    path = tmp_path / "rollout-x.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    records = list(read_records(path))
+    calls = [r for r in records if isinstance(r, CallRecord)]
+    assert [(c.tool, dict(c.input)) for c in calls] == [
+        ("local_shell", {"command": ["git", "diff"]}),
+        ("view_image", {}),
+    ]
+    results = [r for r in records if isinstance(r, ResultRecord)]
+    assert results[0].text == "diff --git a b"
+    assert results[1].images == (Image("image/png", 64, 32),)

@@ -15,11 +15,17 @@ from pytest_toll.cli._transcripts import (
     roots_of,
 )
 
+TEXT_ROWS = 20
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_root_options(parser)
     parser.add_argument(
-        "--top", type=_positive, default=20, metavar="N", help="rows to show (default 20)"
+        "--top",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="rows to show (default 20; --json: all)",
     )
     parser.add_argument("--json", action="store_true", help="print the JSON report")
 
@@ -36,11 +42,11 @@ def run(args: argparse.Namespace) -> int:
         progress=progress_wanted(),
     )
     report_problems(report.problems, report.unreadable_by_file)
-    shown = report.top(args.top)
     if args.json:
+        shown = report.top(args.top)
         print(json.dumps(shown.as_dict(), indent=2, ensure_ascii=False))
         return EXIT_OK
-    print(render(shown))
+    print(render(report.top(args.top or TEXT_ROWS)))
     return EXIT_OK
 
 
