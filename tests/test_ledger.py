@@ -199,3 +199,28 @@ def test_update_then_load_round_trips(tmp_path: Path, pins: dict[str, int]) -> N
     assert {name: entry["pin"] for name, entry in (data.get("tests") or {}).items()} == pins
     assert path.read_text().startswith("# keep me\n")
     assert not update_ledger(path, {("tests", name, "pin"): pin for name, pin in pins.items()})
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "toll.yaml.example"
+
+
+def _schema_keys(node: object) -> set[str]:
+    keys: set[str] = set()
+    if isinstance(node, dict):
+        keys.update(node.get("properties", {}))
+        for value in node.values():
+            keys |= _schema_keys(value)
+    elif isinstance(node, list):
+        for value in node:
+            keys |= _schema_keys(value)
+    return keys
+
+
+def test_the_example_is_valid_and_documents_every_key() -> None:
+    from pytest_toll.ledger import schema
+
+    ledger = load_ledger(EXAMPLE)
+    assert ledger.data["servers"]["files"]["pin"] == 3712
+    text = EXAMPLE.read_text()
+    undocumented = sorted(key for key in _schema_keys(schema()) if f"{key}:" not in text)
+    assert undocumented == []
