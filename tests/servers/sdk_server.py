@@ -126,9 +126,11 @@ def serve_http(server: ConfiguredServer, args: argparse.Namespace) -> None:
             return await call_next(request)
 
         app.add_middleware(BaseHTTPMiddleware, dispatch=check)
-    # Bind first and report the port, so the test never races another for a free one.
+    # Bind and listen first, then report the port: the test never races another process for a
+    # free port, and a connection made before uvicorn is up waits in the backlog.
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
     print(sock.getsockname()[1], flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
