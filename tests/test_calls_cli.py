@@ -236,30 +236,25 @@ def test_server_instructions_count_in_system_and_deferred_comparison(tmp_path: P
     assert (
         deferred["saved"]["tokens"] == deferred["eager"]["tokens"] - deferred["deferred"]["tokens"]
     )
-    text = toll(
-        "measure",
-        "--model",
-        "gpt-6.2-sol",
-        "--server",
-        command,
-        "--core",
-        "read_file",
-        cwd=tmp_path,
+    from pytest_toll.calls import deferred_tools
+    from pytest_toll.cli.measure import render_deferred
+
+    alone = deferred_tools("gpt-6.2-sol", TOOLS, core=[])
+    line = render_deferred(alone)
+    assert line.startswith("deferred tools (o200k): all 1 tools advertised: ")
+    assert alone.saved_usd is not None and alone.saved < 0
+    assert line.endswith(
+        f"deferring costs {-alone.saved:,} more tokens (${-alone.saved_usd:,.6f}) per request, "
+        "before any tool is loaded"
     )
-    last = text.stdout.splitlines()[-1]
-    assert last.startswith("deferred tools (o200k): all 8 tools advertised: ")
-    assert last.endswith("per request, before any tool is loaded")
 
 
 def test_toll_diff_of_two_call_reports(tmp_path: Path) -> None:
-    write(tmp_path)
-    with_tools = toll(
-        "measure", "--model", "gpt-6.2-sol", "--tools", "tools.json", "--json", cwd=tmp_path
-    )
-    bare = toll("measure", "--model", "gpt-6.2-sol", "--json", cwd=tmp_path)
-    (tmp_path / "before.json").write_text(bare.stdout, encoding="utf-8")
-    (tmp_path / "after.json").write_text(with_tools.stdout, encoding="utf-8")
-    grown = json.loads(with_tools.stdout)["parts"]["tools"]["tokens"]
+    bare = measure("gpt-6.2-sol").as_dict()
+    with_tools = measure("gpt-6.2-sol", tools=TOOLS).as_dict()
+    (tmp_path / "before.json").write_text(json.dumps(bare), encoding="utf-8")
+    (tmp_path / "after.json").write_text(json.dumps(with_tools), encoding="utf-8")
+    grown = with_tools["parts"]["tools"]["tokens"]
     result = toll("diff", "before.json", "after.json", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
