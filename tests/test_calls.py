@@ -570,3 +570,25 @@ def test_system_as_anthropic_text_blocks() -> None:
     assert measure("gpt-6.2-sol", blocks).total == measure("gpt-6.2-sol", "One.\nTwo.").total
     with pytest.raises(CouldNotJudge, match=r"system\[0\]: expected a text part"):
         measure("gpt-6.2-sol", [{"type": "image"}])
+
+
+def test_skills_from_a_folder_are_their_metadata_lines(tmp_path: Any) -> None:
+    from pytest_toll.calls import skills_catalogue
+
+    for name, description in (
+        ("alpha", "Does alpha things. Use it for alpha."),
+        ("beta", "Beta helper."),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: {description}\n---\n# {name}\nBody.\n",
+            encoding="utf-8",
+        )
+    catalogue = skills_catalogue(str(tmp_path))
+    assert catalogue == "alpha: Does alpha things. Use it for alpha.\nbeta: Beta helper."
+    assert skills_catalogue("plain catalogue text") == "plain catalogue text"
+    result = measure(
+        "gpt-6.2-sol", messages=[{"role": "user", "content": "hi"}], skills=str(tmp_path)
+    )
+    assert result.parts["skills"].tokens == count(f"{catalogue}\n\nhi") - count("hi")
