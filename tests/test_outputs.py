@@ -343,3 +343,12 @@ def test_a_clean_run_prints_no_workflow_commands(tmp_path: Path) -> None:
         ledger_path=tmp_path / "toll.yaml", warn=pytest.fail, stream=stream, environ={},
     )  # fmt: skip
     assert stream.getvalue() == ""
+
+
+def test_markdown_for_an_empty_run() -> None:
+    report = SessionReport(ledger="toll.yaml", window=1000, tolerance=0)
+    assert markdown.render(report.as_dict()) == (
+        "## pytest-toll: context cost\n\n✅ **Gate passed**\n\n"
+        "Fixed cost per request (server definitions + skill metadata): **0 tok (o200k)**, "
+        "~0.0% of a 1,000-token window.\n\nNo ledger entries or measured tests.\n"
+    )
