@@ -665,10 +665,26 @@ def compact_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
+_COMPACTED_LIMIT = 4096
+_compacted: dict[str, dict[str, Any]] = {}
+
+
+def _compacted_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    # A test measures the same tools call after call: compact each distinct schema once.
+    # The cached copies stay inside the measurement's serialization and are never mutated.
+    key = json.dumps(schema, sort_keys=True, ensure_ascii=False, default=str)
+    cached = _compacted.get(key)
+    if cached is None:
+        if len(_compacted) >= _COMPACTED_LIMIT:
+            _compacted.clear()
+        cached = _compacted[key] = compact_schema(schema)
+    return cached
+
+
 def compact_tools(tools: Sequence[Tool]) -> list[Tool]:
     """Copies of ``tools`` with compacted input schemas (``compact_schema``)."""
     return [
-        replace(tool, input_schema=compact_schema(tool.input_schema))
+        replace(tool, input_schema=_compacted_schema(tool.input_schema))
         if tool.input_schema is not None
         else tool
         for tool in tools
