@@ -53,49 +53,25 @@ def sdk_oracle(*args: str) -> list[dict[str, Any]]:
 # --- stdio ------------------------------------------------------------------------------
 
 
-def test_stdio_lists_what_the_sdk_serves() -> None:
-    listing = mcp.list_stdio(sdk(), timeout=20)
-    assert names(listing) == SDK_NAMES
-    assert [dict(tool) for tool in listing.tools] == sdk_oracle()
+def test_stdio_lists_what_the_sdk_serves_through_every_page() -> None:
+    listing = mcp.list_stdio(sdk("--page-size", "2", "--extra", "5"), timeout=20)
+    extras = ["extra_000", "extra_001", "extra_002", "extra_003", "extra_004"]
+    assert names(listing) == [*SDK_NAMES, *extras]
+    assert [dict(tool) for tool in listing.tools] == sdk_oracle("--extra", "5")
     assert listing.instructions == (
         "Use read_file before write_file. Paths are relative to the project root."
     )
     assert (listing.transport, listing.protocol_version, listing.pages) == (
         "stdio",
         "2025-11-25",
-        1,
+        4,
     )
     assert listing.server_name == "toll-test-server"
     assert listing.noise_count == 0
 
 
-def test_stdio_follows_every_page() -> None:
-    listing = mcp.list_stdio(sdk("--page-size", "2", "--extra", "5"), timeout=20)
-    assert listing.pages == 4
-    assert names(listing) == [
-        *SDK_NAMES,
-        "extra_000",
-        "extra_001",
-        "extra_002",
-        "extra_003",
-        "extra_004",
-    ]
-    assert [dict(tool) for tool in listing.tools] == sdk_oracle("--extra", "5")
-
-
-def test_stdio_order_changes_between_fresh_connections(tmp_path: Path) -> None:
-    state = tmp_path / "starts"
-    first = mcp.list_stdio(sdk("--order-state", str(state)), timeout=20)
-    second = mcp.list_stdio(sdk("--order-state", str(state)), timeout=20)
-    assert names(first) == SDK_NAMES
-    assert names(second) == list(reversed(SDK_NAMES))
-
-
-def test_noise_before_the_sdk_starts_is_collected_and_listing_completes() -> None:
-    listing = mcp.list_stdio(sdk("--noise"), timeout=20)
-    assert names(listing) == SDK_NAMES
-    assert listing.noise_count == 1
-    assert listing.noise_samples == ("toll-test-server 1.0 starting (a banner on stdout)",)
+# The SDK server's stdout banner (E116) and its order changing between connections (E112)
+# are exercised end to end in tests/test_weigh.py.
 
 
 def test_noise_between_answers_is_collected() -> None:

@@ -210,10 +210,14 @@ def test_toll_weigh_human_table(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_toll_weigh_a_stdio_server_after_double_dash(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = toll(capsys, "weigh", "--timeout", "20", "--", *sdk("--extra", "1"))
-    assert code == 0
-    assert "  stdio, protocol 2025-11-25, 1 page · 4 tools · shape: mcp tools/list result" in out
-    assert "    15  server instructions (o200k), beside the tools" in out
+    raw = [sys.executable, str(SERVERS / "raw_server.py"), "noise"]
+    code, out, _ = toll(capsys, "weigh", "--timeout", "20", "--", *raw)
+    assert code == 1  # E116: the server prints debug lines on stdout
+    assert "  stdio, protocol 2025-06-18, 1 page · 1 tool · shape: mcp tools/list result" in out
+    assert (
+        "  E116 error wrote 4 non-JSON-RPC lines to stdout, first: 'DEBUG: handling initialize'"
+        in out
+    )
 
 
 @pytest.mark.parametrize(

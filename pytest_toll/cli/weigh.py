@@ -126,7 +126,8 @@ def render(report: ToolsReport) -> str:
     """The human report: a table by cost, totals, window line, breakdown and findings."""
     method = report.method
     lines = [f"toll weigh: {report.target}"]
-    detail = [f"{len(report.tools)} tools", f"shape: {report.source_shape}"]
+    count = len(report.tools)
+    detail = [f"{count} tool{'' if count == 1 else 's'}", f"shape: {report.source_shape}"]
     if report.server is not None:
         server = report.server
         pages = server.get("pages")
