@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 STATE_KEY = pytest.StashKey["TollState"]()
 METER_KEY = pytest.StashKey["Toll"]()
 BUDGET_KEY = pytest.StashKey["int | None"]()
+MARKER_ERROR_KEY = pytest.StashKey[str]()
 RESULT_PROPERTY = "toll"
 TOKENS_PROPERTY = "toll_tokens"
 
@@ -167,10 +168,19 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Budgets are read once here so a bad value stops the run before anything executes.
+    worker = hasattr(config, "workerinput")
     for item in items:
         marker = item.get_closest_marker("toll")
-        if marker is not None:
+        if marker is None:
+            continue
+        try:
             item.stash[BUDGET_KEY] = _marker_budget(item, marker)
+        except pytest.UsageError as error:
+            if not worker:
+                raise
+            # An xdist worker cannot stop the session cleanly (the controller reports a
+            # crash): the item fails with the same message instead.
+            item.stash[MARKER_ERROR_KEY] = str(error)
 
 
 def _marker_budget(item: pytest.Item, marker: pytest.Mark) -> int | None:
@@ -210,6 +220,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     budget = item.stash.get(BUDGET_KEY, None)
     meter = item.stash.get(METER_KEY, None)
     if meter is None and budget is None:
+        if MARKER_ERROR_KEY in item.stash:
+            pytest.fail(item.stash[MARKER_ERROR_KEY], pytrace=False)
         return (yield)
     try:
         outcome = yield

@@ -422,3 +422,35 @@ def test_xdist_matches_serial(pytester: pytest.Pytester, tmp_path: Path) -> None
             )
         )
     assert outputs[0] == outputs[1]
+
+
+def test_a_bad_marker_under_xdist_fails_its_test(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    pytester.makepyfile(
+        test_bad="""
+        import pytest
+
+        @pytest.mark.toll(budget="x")
+        def test_x():
+            pass
+
+        def test_fine():
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess(*QUIET, "-n", "2")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["test_bad.py::test_x: @pytest.mark.toll(budget=…): must be a whole number *"]
+    )
+    assert "INTERNALERROR" not in result.stdout.str()
+
+
+def test_ci_outputs_are_written_from_the_report(project: pytest.Pytester) -> None:
+    result = run(
+        project, "--toll", "--toll-markdown", "out/toll.md", "--toll-badge", "out/toll.svg"
+    )
+    result.assert_outcomes(passed=3)
+    assert (project.path / "out" / "toll.md").read_text().startswith("## pytest-toll")
+    assert (project.path / "out" / "toll.svg").read_text().startswith("<svg")
+    assert "toll warning" not in result.stdout.str()
