@@ -130,18 +130,21 @@ def _sources(config: pytest.Config) -> Any:
 
 
 def _collect_ledger_too(config: pytest.Config, ledger: Path) -> None:
-    """Add the ledger to a default collection (testpaths, rootdir) that does not reach it.
+    """Add the ledger to a collection of directories (testpaths, rootdir, ``pytest tests/``)
+    that does not reach it.
 
-    Explicit arguments are the user's choice: the ledger runs when they name it or a
-    directory holding it.
+    Files and node ids as arguments target particular tests: then the ledger runs only when
+    named (``pytest --toll toll.yaml``) or inside a named directory.
     """
-    if config.args_source == pytest.Config.ArgsSource.ARGS:
-        return
     base = config.invocation_params.dir
-    for arg in config.args:
-        path = (base / arg.split("::")[0]).resolve()
-        if ledger.resolve() == path or path in ledger.resolve().parents:
-            return
+    paths = [(base / arg.split("::")[0]).resolve() for arg in config.args]
+    if config.args_source == pytest.Config.ArgsSource.ARGS and not all(
+        "::" not in arg and path.is_dir() for arg, path in zip(config.args, paths)
+    ):
+        return
+    target = ledger.resolve()
+    if any(target == path or path in target.parents for path in paths):
+        return
     config.args.append(str(ledger))
 
 

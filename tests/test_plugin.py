@@ -364,6 +364,10 @@ def test_ledger_outside_testpaths_is_collected_once(project: pytest.Pytester) ->
             "3 tests collected*",
         ]
     )
+    explicit_directory = run(project, "--toll", "tests")
+    explicit_directory.assert_outcomes(passed=3)
+    a_test_only = run(project, "--toll", "tests/test_agent.py::test_plain")
+    a_test_only.assert_outcomes(passed=1)
     by_id = run(project, "--toll", "toll.yaml::servers::files")
     by_id.assert_outcomes(passed=1)
     by_keyword = run(project, "--toll", "-k", "files")
