@@ -65,7 +65,12 @@ def signed(value: int | None) -> str:
 
 
 def entry_label(entry: Mapping[str, Any]) -> str:
-    return f"{entry['kind']}::{entry['name']}"
+    """``servers::notes``; a section that is one entry (``transcripts``) is just its name.
+
+    The same label the terminal summary uses, so a reader can search one for the other.
+    """
+    kind, name = str(entry["kind"]), str(entry["name"])
+    return kind if name == kind else f"{kind}::{name}"
 
 
 def worst_first(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -61,8 +61,15 @@ def _gate_message(entry: Mapping[str, Any]) -> str:
     return "\n".join(lines + _part_changes(entry))
 
 
-def entry_annotations(report: Mapping[str, Any], ledger_file: str) -> list[actions.Annotation]:
+def entry_annotations(
+    report: Mapping[str, Any],
+    ledger_file: str,
+    where_test: Callable[[str], str | None] | None = None,
+) -> list[actions.Annotation]:
     """One annotation per failing entry and per error/warn finding, worst first.
+
+    Each points at the entry's line in ``ledger_file``. A test not yet in the ledger has no
+    line there; ``where_test(nodeid)`` may then name its file instead.
 
     Errors: entries that fail the gate (could not measure, over budget, regressed, then those
     failed by an error finding), then error findings. Warnings: stale entries that do not
@@ -75,6 +82,9 @@ def entry_annotations(report: Mapping[str, Any], ledger_file: str) -> list[actio
     for index, entry in enumerate(report.get("entries", [])):
         label = markdown_report.entry_label(entry)
         line = entry.get("line")
+        file = ledger_file
+        if line is None and entry.get("kind") == "tests" and where_test is not None:
+            file = where_test(str(entry.get("nodeid", ""))) or ledger_file
         outcome = str(entry.get("outcome"))
         if entry.get("failed"):
             gate.append(
@@ -85,7 +95,7 @@ def entry_annotations(report: Mapping[str, Any], ledger_file: str) -> list[actio
                         actions.ERROR,
                         _gate_message(entry),
                         title=f"toll: {label} {_TITLE.get(outcome, outcome)}",
-                        file=ledger_file,
+                        file=file,
                         line=line,
                     ),
                 )
@@ -96,7 +106,7 @@ def entry_annotations(report: Mapping[str, Any], ledger_file: str) -> list[actio
                     actions.WARNING,
                     entry.get("message") or "in the ledger but not measured in this run",
                     title=f"toll: {label} stale",
-                    file=ledger_file,
+                    file=file,
                     line=line,
                 )
             )
@@ -107,7 +117,7 @@ def entry_annotations(report: Mapping[str, Any], ledger_file: str) -> list[actio
                     f"improved by {-(entry.get('delta') or 0):,} tok — ratchet with "
                     "pytest --toll --toll-update",
                     title=f"toll: {label} improved",
-                    file=ledger_file,
+                    file=file,
                     line=line,
                 )
             )
@@ -123,7 +133,7 @@ def entry_annotations(report: Mapping[str, Any], ledger_file: str) -> list[actio
                 actions.ERROR if severity == "error" else actions.WARNING,
                 message,
                 title=f"toll: {label} {finding.get('rule')}",
-                file=ledger_file,
+                file=file,
                 line=line,
             )
             (finding_errors if severity == "error" else warnings).append(annotation)
@@ -141,6 +151,16 @@ def headline_tokens(report: Mapping[str, Any]) -> int | None:
 
 def badge_for(report: Mapping[str, Any]) -> badges.Badge:
     return badges.make_badge(headline_tokens(report), failed=bool(report.get("failed")))
+
+
+def _test_file_finder(root: Path, env: Mapping[str, str]) -> Callable[[str], str | None]:
+    """Node ids are relative to pytest's rootdir, where the ledger usually lives."""
+
+    def find(nodeid: str) -> str | None:
+        path = root / nodeid.split("::", 1)[0]
+        return actions.workspace_path(path, env) if nodeid and path.is_file() else None
+
+    return find
 
 
 def _write(path: Path, content: str) -> None:
@@ -193,7 +213,9 @@ def write_outputs(
         )
     if github:
         out = sys.stdout if stream is None else stream
-        lines = actions.render_annotations(entry_annotations(report, ledger_file))
+        lines = actions.render_annotations(
+            entry_annotations(report, ledger_file, _test_file_finder(ledger_path.parent, env))
+        )
         if lines:
             # A workflow command counts only at the start of a line, and pytest's progress
             # line ("toll.yaml F..  [100%]") may still be open when the session finishes.

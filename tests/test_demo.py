@@ -92,8 +92,7 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
     assert "::error file=toll.yaml,line=31," in out  # the budgeted test includes the tools
     assert "FAILED toll.yaml::transcripts" in out
     assert (
-        f"\n::error file=toll.yaml,line={transcripts_line},"
-        "title=toll%3A transcripts%3A%3Atranscripts TL003::Read: "
+        f"\n::error file=toll.yaml,line={transcripts_line},title=toll%3A transcripts TL003::Read: "
     ) in out
     markdown = summary.read_text(encoding="utf-8")
     assert markdown.startswith("## pytest-toll: context cost\n\n❌ **Gate failed**: 2 regressed")

@@ -352,3 +352,31 @@ def test_markdown_for_an_empty_run() -> None:
         "Fixed cost per request (server definitions + skill metadata): **0 tok (o200k)**, "
         "~0.0% of a 1,000-token window.\n\nNo ledger entries or measured tests.\n"
     )
+
+
+def test_a_test_missing_from_the_ledger_is_annotated_at_its_file(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_agent.py").write_text("")
+    report = SessionReport(ledger="toll.yaml", window=1000, tolerance=0)
+    nodeid = "tests/test_agent.py::test_prompt"
+    report.add(
+        [
+            EntryResult("tests", nodeid, nodeid, None, 700, "o200k", None, 600, "over_budget",
+                        failed=True, message="700 tok is over the budget of 600"),
+            EntryResult("transcripts", "transcripts", "toll.yaml::transcripts", 12, 90, "o200k",
+                        None, None, "error", failed=True, message="no transcripts found"),
+        ]
+    )  # fmt: skip
+    stream = io.StringIO()
+    outputs.write_outputs(
+        report.as_dict(), markdown=None, badge=None, sarif=None, github=True,
+        ledger_path=tmp_path / "toll.yaml", warn=pytest.fail, stream=stream,
+        environ={"GITHUB_WORKSPACE": str(tmp_path)},
+    )  # fmt: skip
+    assert stream.getvalue().splitlines()[1:] == [
+        "::error file=toll.yaml,line=12,title=toll%3A transcripts could not measure"
+        "::no transcripts found",
+        "::error file=tests/test_agent.py,title=toll%3A tests%3A%3Atests/test_agent.py%3A%3A"
+        "test_prompt over budget::700 tok is over the budget of 600%0A"
+        "measured 700 tok (o200k), pin -, budget 600, change -",
+    ]
