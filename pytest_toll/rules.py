@@ -267,7 +267,9 @@ def _description_rules(tool: Tool, settings: RuleSettings) -> list[Finding | Non
 def _annotation_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None]:
     annotations = tool.annotations or {}
     destructive_words = _DESTRUCTIVE_WORDS.intersection(_words(tool.name))
-    if destructive_words and "destructiveHint" not in annotations:
+    # A tool declared read-only has said what it does; so has one that sets destructiveHint.
+    declared = "destructiveHint" in annotations or annotations.get("readOnlyHint") is True
+    if destructive_words and not declared:
         word = sorted(destructive_words)[0]
         return [
             settings.finding(
@@ -426,6 +428,17 @@ def _list_rules(
                 None,
                 f"{count} tools (> {warn_at:g})",
                 "split the server by job, or merge tools that differ by one argument",
+            )
+        )
+    repeated = sorted(name for name, n in Tally(t.name for t in tools).items() if n > 1)
+    for name in repeated:
+        found.append(
+            settings.finding(
+                "E126",
+                ERROR,
+                name,
+                "is listed more than once; clients keep one and drop the other",
+                "give every tool a unique name",
             )
         )
     styles = Tally(style for style in map(naming_style, (t.name for t in tools)) if style)

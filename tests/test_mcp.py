@@ -3,6 +3,7 @@ faults the SDK cannot produce. Every server is a real process; HTTP is real HTTP
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -10,8 +11,9 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -349,3 +351,128 @@ def test_processes_are_reaped() -> None:
         pytest.skip("no /proc children list here")
     zombies = [pid for pid in children.read_text().split() if _gone(int(pid))]
     assert zombies == []
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """A hand-written streamable-HTTP server that records what the client sends.
+
+    initialize is answered on an event stream (after a notification, a comment and an
+    unrelated event), negotiating 2025-06-18 and opening session "sess-1"; tools/list is
+    answered with a JSON body; DELETE ends the session.
+    """
+
+    seen: ClassVar[list[tuple[str, str | None, dict[str, str | None]]]] = []
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _record(self, method: str | None) -> None:
+        wanted = ("accept", "content-type", "mcp-session-id", "mcp-protocol-version", "x-api-key")
+        self.seen.append((self.command, method, {name: self.headers.get(name) for name in wanted}))
+
+    def do_DELETE(self) -> None:
+        self._record(None)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self._record(body["method"])
+        if "id" not in body:
+            self.send_response(202)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if body["method"] == "initialize":
+            answer = {
+                "jsonrpc": "2.0",
+                "id": body["id"],
+                "result": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "serverInfo": {"name": "recorder", "version": "0"},
+                    "instructions": "hi",
+                },
+            }
+            notification = {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}
+            stream = (
+                f"event: message\ndata: {json.dumps(notification)}\n\n"
+                ": keep-alive\n\n"
+                "event: other\ndata: not json\n\n"
+                f"event: message\ndata: {json.dumps(answer)}\n\n"
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Mcp-Session-Id", "sess-1")
+        else:
+            stream = json.dumps(
+                {"jsonrpc": "2.0", "id": body["id"], "result": {"tools": [{"name": "t"}]}}
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(stream)))
+        self.end_headers()
+        self.wfile.write(stream)
+
+
+def test_http_carries_session_and_protocol_headers() -> None:
+    _Recorder.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    try:
+        listing = mcp.list_http(url, headers={"X-Api-Key": "k"}, timeout=10)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert names(listing) == ["t"]
+    assert (listing.protocol_version, listing.instructions) == ("2025-06-18", "hi")
+    accept = "application/json, text/event-stream"
+    assert _Recorder.seen == [
+        (
+            "POST",
+            "initialize",
+            {
+                "accept": accept,
+                "content-type": "application/json",
+                "mcp-session-id": None,
+                "mcp-protocol-version": None,
+                "x-api-key": "k",
+            },
+        ),
+        (
+            "POST",
+            "notifications/initialized",
+            {
+                "accept": accept,
+                "content-type": "application/json",
+                "mcp-session-id": "sess-1",
+                "mcp-protocol-version": "2025-06-18",
+                "x-api-key": "k",
+            },
+        ),
+        (
+            "POST",
+            "tools/list",
+            {
+                "accept": accept,
+                "content-type": "application/json",
+                "mcp-session-id": "sess-1",
+                "mcp-protocol-version": "2025-06-18",
+                "x-api-key": "k",
+            },
+        ),
+        (
+            "DELETE",
+            None,
+            {
+                "accept": accept,
+                "content-type": "application/json",
+                "mcp-session-id": "sess-1",
+                "mcp-protocol-version": "2025-06-18",
+                "x-api-key": "k",
+            },
+        ),
+    ]

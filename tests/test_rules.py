@@ -164,6 +164,21 @@ def test_e125_counts_tools_warn_then_error() -> None:
     assert check(more, RuleSettings({"E125": "off"})) == []
 
 
+def test_e123_read_only_tools_are_not_destructive() -> None:
+    assert check([tool(name="clear_view", annotations={"readOnlyHint": True})]) == []
+
+
+def test_e126_duplicate_names() -> None:
+    assert [(f.rule, f.severity, f.subject, f.message) for f in check([tool(), tool()])] == [
+        (
+            "E126",
+            "error",
+            "read_file",
+            "is listed more than once; clients keep one and drop the other",
+        )
+    ]
+
+
 def test_e126_long_and_odd_names() -> None:
     long_name = "a" * 65
     findings = check([tool(name=long_name), tool(name="read file")])
