@@ -166,6 +166,13 @@ class Measurement:
     exact_requested: bool = False
     fallback_reason: str | None = None
     notes: tuple[str, ...] = ()
+    #: For a native report, the o200k count of each part and the total (what is graded).
+    o200k: Mapping[str, int] | None = None
+
+    @property
+    def graded_tokens(self) -> int:
+        """The number budgets and pins use: the o200k total, even beside native counts."""
+        return self.o200k["total"] if self.o200k is not None else self.total.tokens
 
     @property
     def source(self) -> str:
@@ -205,6 +212,8 @@ class Measurement:
         if self.window is not None:
             data["window"] = self.window
             data["window_share"] = self.window_share
+        if self.o200k is not None:
+            data["o200k"] = dict(self.o200k)
         data["notes"] = list(self.notes)
         return data
 
@@ -813,29 +822,43 @@ def measure(
     ``exact=True`` asks Anthropic's count_tokens (``client``, or one built from the
     environment); for other providers the report stays an estimate and says why.
     """
-    from pytest_toll.models import Scale
-
     resolved = _resolve_model(model, catalogue)
     model_id = model if isinstance(model, str) else resolved.name
     tuning = tuning or Tuning()
     call = _prepare(system, messages, tools, skills, tool_schemas)
-    notes: list[str] = []
-    fallback: str | None = None
-    if exact:
-        if resolved.provider != "anthropic":
-            fallback = (
-                f"exact counts come from Anthropic's count_tokens; {resolved.provider} models "
-                "have no counting endpoint here, so these are estimates"
-            )
-        else:
-            from pytest_toll.anthropic import CountRefused
+    if not exact:
+        return _measure_estimate(call, resolved, model_id, tuning, tool_schemas)
+    if resolved.provider != "anthropic":
+        reason = (
+            f"exact counts come from Anthropic's count_tokens; {resolved.provider} models "
+            "have no counting endpoint here, so these are estimates"
+        )
+        return _measure_estimate(call, resolved, model_id, tuning, tool_schemas, reason)
+    from pytest_toll.anthropic import CountRefused
 
-            try:
-                measured = _measure_native(call, resolved, model_id, tool_schemas, client)
-            except CountRefused as refused:
-                fallback = f"count_tokens refused the request, so these are estimates: {refused}"
-            else:
-                return replace(measured, tuning=tuning, exact_requested=True)
+    try:
+        native = _measure_native(call, resolved, model_id, tool_schemas, client)
+    except CountRefused as refused:
+        reason = f"count_tokens refused the request, so these are estimates: {refused}"
+        return _measure_estimate(call, resolved, model_id, tuning, tool_schemas, reason)
+    # The o200k twin is what budgets and pins grade; it is shown beside the native counts.
+    twin = _measure_estimate(call, resolved, model_id, Tuning(), tool_schemas)
+    graded = {name: twin.parts[name].tokens for name in PARTS}
+    graded["total"] = twin.total.tokens
+    return replace(native, exact_requested=True, o200k=graded)
+
+
+def _measure_estimate(
+    call: _Call,
+    resolved: Model,
+    model_id: str,
+    tuning: Tuning,
+    tool_schemas: str,
+    fallback: str | None = None,
+) -> Measurement:
+    from pytest_toll.models import Scale
+
+    notes: list[str] = []
     counter = _counter(tuning)
     stage_pieces = _stage_pieces(call, resolved.provider)
     overhead = tuning.tokens_per_message * len(call.conversation.messages)
@@ -878,7 +901,7 @@ def measure(
         window=resolved.window,
         images=images,
         images_estimated=images_estimated,
-        exact_requested=exact,
+        exact_requested=fallback is not None,
         fallback_reason=fallback,
         notes=tuple(notes),
     )

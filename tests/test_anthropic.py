@@ -295,7 +295,14 @@ def test_exact_stages_are_real_requests(anthropic_server: FakeAnthropic) -> None
     assert result.method == "native" and result.source == "native"
     assert result.total.scaled is None
     assert result.total.cost_usd == pytest.approx(counts[3] * 2 / 1e6)
+    twin = measure("claude-sonnet-5", "Be careful.", MESSAGES, TOOLS, SKILLS)
+    assert result.o200k == {
+        **{name: part.tokens for name, part in twin.parts.items()},
+        "total": twin.total.tokens,
+    }
+    assert result.graded_tokens == twin.total.tokens
     data = result.as_dict()
+    assert data["o200k"] == result.o200k
     assert data["exact"] == {"requested": True, "used": True}
     assert data["parts"]["tools"]["source"] == "native"
     assert data["tokenizer"] == "anthropic count_tokens"
@@ -388,6 +395,38 @@ def test_cli_measure_exact(anthropic_server: FakeAnthropic, tmp_path: Path) -> N
     assert report["total"]["tokens"] == fake_count(body)
     assert report["method"] == "native"
     assert KEY not in result.stdout + result.stderr
+    graded = report["o200k"]["total"]
+    budget = run_toll(
+        "measure",
+        "--model",
+        "claude-sonnet-5",
+        "--messages",
+        "m.json",
+        "--exact",
+        "--budget",
+        str(graded),
+        cwd=tmp_path,
+        env=env,
+    )
+    assert budget.returncode == 0, budget.stdout + budget.stderr
+    assert (
+        "native: Anthropic's count_tokens; budgets and pins use the o200k_base column"
+        in budget.stdout
+    )
+    over = run_toll(
+        "measure",
+        "--model",
+        "claude-sonnet-5",
+        "--messages",
+        "m.json",
+        "--exact",
+        "--budget",
+        str(graded - 1),
+        cwd=tmp_path,
+        env=env,
+    )
+    assert over.returncode == 1
+    assert over.stdout.splitlines()[-1] == f"over budget: {graded:,} > {graded - 1:,} o200k tokens"
     anthropic_server.replies["claude-sonnet-5"] = Reply(
         401,
         {

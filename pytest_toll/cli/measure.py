@@ -210,7 +210,8 @@ def run(args: argparse.Namespace) -> int:
         deferred = deferred_tools(
             args.model, tools, core, tool_schemas="compact" if args.compact else "full"
         )
-    over = args.budget is not None and result.total.tokens > args.budget
+    # Budgets grade the deterministic o200k count, also when native counts are shown.
+    over = args.budget is not None and result.graded_tokens > args.budget
     if args.json:
         data = result.as_dict()
         if args.budget is not None:
@@ -223,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
         if deferred is not None:
             print(render_deferred(deferred))
         if over:
-            print(f"over budget: {result.total.tokens:,} > {args.budget:,} tokens")
+            print(f"over budget: {result.graded_tokens:,} > {args.budget:,} o200k tokens")
     return EXIT_VIOLATION if over else EXIT_OK
 
 
@@ -252,13 +253,18 @@ def _usd(value: float | None) -> str:
 def render_text(result: Measurement) -> str:
     """The table a person reads: one row per part, raw and scaled side by side."""
     scaled = result.total.scaled is not None
+    graded = result.o200k
     header: list[str] = ["part", result.tokenizer if result.source != "native" else "native"]
+    if graded is not None:
+        header.append("o200k_base")
     if scaled:
         header.append(f"×{result.scale.factor:.2f}")
     header.append("USD")
     rows: list[list[str]] = [header]
     for name, part in [*result.parts.items(), ("total", result.total)]:
         row = [name, f"{part.tokens:,}"]
+        if graded is not None:
+            row.append(f"{graded[name]:,}")
         if scaled:
             row.append(f"{part.scaled:,}" if part.scaled is not None else "")
         row.append(_usd(part.cost_usd))
@@ -282,6 +288,8 @@ def render_text(result: Measurement) -> str:
             f"scale: ×{result.scale.factor:.2f} ({'measured' if result.scale.measured else 'not measured'}: "
             f"{result.scale.source}); budgets and pins use the o200k column"
         )
+    elif graded is not None:
+        lines.append("native: Anthropic's count_tokens; budgets and pins use the o200k_base column")
     elif not result.scale.measured and result.source != "native":
         lines.append(f"scale: none measured for {result.model}; the o200k count is shown unscaled")
     if result.source != "native":
