@@ -234,3 +234,10 @@ def test_an_unknown_tier_price_leaves_the_cost_absent_above_the_line() -> None:
     luna = get_model("gpt-6-luna")
     assert luna.cost_usd(272_000) == pytest.approx(0.0272)
     assert luna.cost_usd(272_001) is None
+
+
+def test_google_prompt_size_tier() -> None:
+    gemini = get_model("gemini-2.5-pro")
+    assert gemini.cost_usd(200_000) == pytest.approx(0.25)
+    assert gemini.cost_usd(300_000) == pytest.approx(0.75)
+    assert gemini.prices_for(200_001).output == 15
