@@ -64,7 +64,7 @@ SUSPICIOUS_OK_RATIO = 0.5
 DRIFT_TOLERANCE = 0.05
 NEAR_LIMIT = 0.8
 #: Bump when a summary's meaning changes, so stale cache entries are ignored.
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 3
 
 # --- counting ----------------------------------------------------------------------------
 
@@ -389,6 +389,8 @@ class Repeat:
     target: str
     times: int
     tokens_each: int
+    #: the id of the first fetch: the same repeat copied into a resumed session's file is one
+    first_call: str = ""
 
     @property
     def wasted(self) -> int:
@@ -427,6 +429,11 @@ class FileSummary:
     cache_write_tokens: int = 0
     #: per model: [turns, reported growth, our o200k count of what was added]
     drift: dict[str, list[int]] | None = None
+    #: [call id, shape, outcome, tokens] per call and [message id, prompt] per turn: a resumed
+    #: Claude Code session copies earlier messages into its new file, so a report over many
+    #: files counts each call and turn once by these keys.
+    call_log: list[list[Any]] = field(default_factory=list)
+    turn_log: list[list[Any]] = field(default_factory=list)
 
     @property
     def calls(self) -> int:
@@ -469,7 +476,7 @@ def summarize_file(
     calls: dict[str, _Pending] = {}
     early_results: dict[str, tuple[str, int]] = {}
     paired: set[str] = set()
-    fetches: dict[tuple[str, str, str, int], list[int]] = {}
+    fetches: dict[tuple[str, str, str, int], list[tuple[str, int]]] = {}
     # Re-reading a file after editing it is not waste: edits open a new "epoch" for that path
     # (and, for commands and searches, for the whole session).
     path_epochs: Tally[tuple[str, str]] = Tally()
@@ -479,17 +486,18 @@ def summarize_file(
     added: Tally[str] = Tally()
     tainted: set[str] = set()
 
-    def tally(shape: str, outcome: str, tokens: int) -> None:
+    def tally(call_id: str, shape: str, outcome: str, tokens: int) -> None:
+        summary.call_log.append([call_id, shape, outcome, tokens])
         entry = summary.shapes.setdefault(shape, ShapeTally())
         entry.calls += 1
         entry.by_outcome[outcome] = entry.by_outcome.get(outcome, 0) + 1
         if outcome == OK:
             entry.ok_tokens.append(tokens)
 
-    def settle(pending: _Pending, outcome: str, tokens: int) -> None:
-        tally(pending.shape, outcome, tokens)
+    def settle(call_id: str, pending: _Pending, outcome: str, tokens: int) -> None:
+        tally(call_id, pending.shape, outcome, tokens)
         if outcome == OK and pending.repeat_key is not None:
-            fetches.setdefault(pending.repeat_key, []).append(tokens)
+            fetches.setdefault(pending.repeat_key, []).append((call_id, tokens))
 
     for record in read_records(path, with_text=drift, max_line_bytes=max_line_bytes):
         if isinstance(record, BadLine):
@@ -526,7 +534,7 @@ def summarize_file(
             if early is not None:
                 paired.add(record.call_id)
                 summary.admitted_tokens += early[1]
-                settle(pending, *early)
+                settle(record.call_id, pending, *early)
             else:
                 calls[record.call_id] = pending
         elif isinstance(record, ResultRecord):
@@ -539,7 +547,7 @@ def summarize_file(
             if found is not None:
                 paired.add(record.call_id)
                 summary.admitted_tokens += tokens
-                settle(found, outcome, tokens)
+                settle(record.call_id, found, outcome, tokens)
             elif record.call_id in paired:
                 pass  # the same result written twice: counted once
             elif record.call_id in early_results:
@@ -554,6 +562,7 @@ def summarize_file(
         elif isinstance(record, UsageRecord):
             summary.turns += 1
             summary.prompt_tokens += record.prompt
+            summary.turn_log.append([record.message_id, record.prompt])
             summary.input_tokens += record.input
             summary.output_tokens += record.output
             summary.cache_read_tokens += record.cache_read
@@ -576,14 +585,15 @@ def summarize_file(
         elif isinstance(record, BoundaryRecord):
             last_prompt.pop(session, None)
             added[session] = 0
-    for pending in calls.values():
-        tally(pending.shape, UNPAIRED, 0)
+    for call_id, pending in calls.items():
+        tally(call_id, pending.shape, UNPAIRED, 0)
     # Results whose call never appeared are not attributed to any shape.
     summary.orphan_results += len(early_results)
     summary.sessions = list(sessions)
     for (session, shape, target, _), fetched in fetches.items():
         if len(fetched) >= 2:
-            summary.repeats.append(Repeat(session, shape, target, len(fetched), min(fetched)))
+            each = min(tokens for _, tokens in fetched)
+            summary.repeats.append(Repeat(session, shape, target, len(fetched), each, fetched[0][0]))
     return summary
 
 
@@ -855,7 +865,9 @@ class TollReport:
 
 def build_report(summaries: Iterable[FileSummary]) -> TollReport:
     merged: dict[str, ShapeTally] = {}
-    repeats: list[Repeat] = []
+    repeats: dict[tuple[str, str, str, int], Repeat] = {}
+    seen_calls: set[tuple[str, str, str, int]] = set()
+    seen_turns: set[str] = set()
     sessions: set[str] = set()
     unreadable = orphans = admitted = prompt = images = files = 0
     problems: dict[str, list[str]] = {}
@@ -868,16 +880,30 @@ def build_report(summaries: Iterable[FileSummary]) -> TollReport:
             problems[summary.path] = summary.problems
             unreadable_by_file[summary.path] = summary.unreadable_lines
         orphans += summary.orphan_results
-        admitted += summary.admitted_tokens
-        prompt += summary.prompt_tokens
         images += summary.images
-        repeats.extend(summary.repeats)
-        for shape, tally in summary.shapes.items():
+        for message_id, prompt_tokens in summary.turn_log:
+            if message_id is not None:
+                if message_id in seen_turns:
+                    continue
+                seen_turns.add(message_id)
+            prompt += prompt_tokens
+        for call_id, shape, outcome, tokens in summary.call_log:
+            key = (call_id, shape, outcome, tokens)
+            if key in seen_calls:
+                continue  # the same call copied into a resumed session's file
+            seen_calls.add(key)
             entry = merged.setdefault(shape, ShapeTally())
-            entry.calls += tally.calls
-            for outcome, number in tally.by_outcome.items():
-                entry.by_outcome[outcome] = entry.by_outcome.get(outcome, 0) + number
-            entry.ok_tokens.extend(tally.ok_tokens)
+            entry.calls += 1
+            entry.by_outcome[outcome] = entry.by_outcome.get(outcome, 0) + 1
+            if outcome == OK:
+                entry.ok_tokens.append(tokens)
+            if outcome != UNPAIRED:
+                admitted += tokens
+        for repeat in summary.repeats:
+            same = (repeat.first_call or repeat.session, repeat.shape, repeat.target, repeat.tokens_each)
+            known = repeats.get(same)
+            if known is None or known.times < repeat.times:
+                repeats[same] = repeat
     rows = []
     for shape, tally in merged.items():
         values = sorted(tally.ok_tokens)
@@ -899,22 +925,23 @@ def build_report(summaries: Iterable[FileSummary]) -> TollReport:
             )
         )
     rows.sort(key=lambda row: (-row.ok_tokens, -row.calls, row.shape))
-    repeats.sort(
+    ranked = sorted(
+        repeats.values(),
         key=lambda repeat: (
             -repeat.wasted,
             -repeat.times,
             repeat.session,
             repeat.shape,
             repeat.target,
-        )
+        ),
     )
     return TollReport(
         sessions=len(sessions),
         calls=sum(row.calls for row in rows),
         unreadable_lines=unreadable,
         shapes=rows,
-        repeats=repeats,
-        wasted_tokens=sum(repeat.wasted for repeat in repeats),
+        repeats=ranked,
+        wasted_tokens=sum(repeat.wasted for repeat in ranked),
         ok_tokens=sum(row.ok_tokens for row in rows),
         admitted_tokens=admitted,
         prompt_tokens=prompt,

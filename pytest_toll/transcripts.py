@@ -98,6 +98,8 @@ class UsageRecord:
     cache_creation: int
     #: the part of cache_creation written for one hour (priced higher than 5-minute writes)
     cache_creation_1h: int = 0
+    #: the provider's message id, when the format has one (to deduplicate across files)
+    message_id: str | None = None
 
     @property
     def prompt(self) -> int:
@@ -322,6 +324,7 @@ def _claude_records(
                 _int(usage.get("cache_read_input_tokens")),
                 _int(usage.get("cache_creation_input_tokens")),
                 _one_hour_writes(usage),
+                message_id if isinstance(message_id, str) else None,
             )
             # Claude Code writes synthetic assistant messages (API errors, interruptions) with
             # an all-zero usage; they were never sent, and would fake a prompt of 0.

@@ -330,3 +330,38 @@ def test_any_command_has_a_shape(command: str) -> None:
 def test_scan_json_lists_every_shape_unless_told(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["scan", "--root", str(FIXTURES), "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["shapes"]) == 11
+
+
+def test_a_resumed_session_copy_is_counted_once(tmp_path: Path) -> None:
+    # Claude Code copies earlier messages into a resumed session's new file.
+    (tmp_path / "first.jsonl").write_bytes(MAIN.read_bytes())
+    resumed = MAIN.read_text().replace('"sessionId":"sess-main"', '"sessionId":"sess-resumed"')
+    extra = {
+        "type": "assistant",
+        "sessionId": "sess-resumed",
+        "message": {
+            "id": "msg_9",
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_new",
+                    "name": "Glob",
+                    "input": {"pattern": "*.py"},
+                }
+            ],
+            "usage": {"input_tokens": 7, "cache_read_input_tokens": 1600},
+        },
+    }
+    (tmp_path / "resumed.jsonl").write_text(resumed + json.dumps(extra) + "\n")
+    single = build_report([summarize_file(MAIN)])
+    both = build_report(
+        summaries for summaries in summarize_files(select_files([tmp_path]), workers=1)[0]
+    )
+    assert both.calls == single.calls + 1
+    assert both.ok_tokens == single.ok_tokens and both.admitted_tokens == single.admitted_tokens
+    assert both.prompt_tokens == single.prompt_tokens + 1607
+    assert [(r.shape, r.target, r.times) for r in both.repeats] == [
+        ("Read", "/repo/a.py", 2)
+    ]  # the copied repeat is the same event (same first call id)
+    assert both.sessions == 2
