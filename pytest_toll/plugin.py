@@ -19,6 +19,7 @@ import pytest
 if TYPE_CHECKING:
     from pytest_toll.fixture import Toll
     from pytest_toll.gate import TollState
+    from pytest_toll.report import EntryResult
 
 STATE_KEY = pytest.StashKey["TollState"]()
 METER_KEY = pytest.StashKey["Toll"]()
@@ -241,30 +242,37 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     return outcome
 
 
-def _judge_test(item: pytest.Item, meter: Toll | None, budget: int | None, *, errored: bool) -> Any:
+def _judge_test(
+    item: pytest.Item, meter: Toll | None, budget: int | None, *, errored: bool
+) -> EntryResult | None:
+    """Judge a test's measured total; None when there is nothing to judge it against."""
     from pytest_toll.ratchet import Measurement, Policy, judge
 
     state = item.config.stash.get(STATE_KEY, None)
     nodeid = item.nodeid
-    entry: Any = {}
-    line = None
+    entry: dict[str, Any] = {}
     if state is not None:
         entry = state.ledger.section("tests").get(nodeid) or {}
-        line = state.ledger.line_of(("tests", nodeid)) if entry else None
+    measured = meter is not None and bool(meter.records)
+    if measured and meter is not None:
+        item.user_properties.append((TOKENS_PROPERTY, meter.total))
+    if (errored or not measured) and budget is None and not entry:
+        # A failing or non-measuring test with no budget and no pin: nothing to judge.
+        return None
     measurement = None
     error = ""
     if errored:
         error = "the test did not pass: its measurement is neither judged nor pinned"
     elif meter is None or not meter.records:
-        error = "marked toll(budget=…) but measured nothing: use the toll fixture"
+        gate = "marked toll(budget=…)" if budget is not None else "pinned in the ledger"
+        error = f"{gate} but measured nothing: measure with the toll fixture"
     else:
         measurement = Measurement(meter.total, meter.method, meter.parts())
-        item.user_properties.append((TOKENS_PROPERTY, meter.total))
     result = judge(
         kind="tests",
         name=nodeid,
         nodeid=nodeid,
-        line=line,
+        line=state.ledger.line_of(("tests", nodeid)) if state is not None and entry else None,
         entry=entry,
         measurement=measurement,
         policy=state.policy if state is not None else Policy(),

@@ -314,20 +314,31 @@ def test_marker_budget(pytester: pytest.Pytester) -> None:
         @pytest.mark.toll(budget=10)
         def test_under(toll):
             assert toll.text("prompt", "one two") == 2
+
+        def test_unbudgeted_without_a_measurement(toll):
+            pass
+
+        def test_unbudgeted_failing(toll):
+            toll.text("prompt", "one")
+            assert False
         """
     )
-    result = run(
-        pytester,
-    )
-    result.assert_outcomes(passed=1, failed=2)
+    result = run(pytester, "--toll")
+    result.assert_outcomes(passed=2, failed=3)
     result.stdout.fnmatch_lines(
         [
             "tests::test_budget.py::test_over: 4 tok is over the budget of 2 by 2",
             "*tests::test_budget.py::test_nothing_measured: marked toll(budget=…) but measured "
-            "nothing: use the toll fixture",
+            "nothing: measure with the toll fixture",
         ]
     )
     assert "Traceback" not in result.stdout.str()
+    # Only budgeted or measured tests get a row; a failing unbudgeted test is not judged.
+    assert [line.split()[:2] for line in summary(result)[1:4]] == [
+        ["ERROR", "tests::test_budget.py::test_nothing_measured"],
+        ["OVER", "BUDGET"],
+        ["new", "tests::test_budget.py::test_under"],
+    ]
 
 
 @pytest.mark.parametrize("value", ["'many'", "-1", "True"])
