@@ -380,3 +380,60 @@ def test_a_test_missing_from_the_ledger_is_annotated_at_its_file(tmp_path: Path)
         "test_prompt over budget::700 tok is over the budget of 600%0A"
         "measured 700 tok (o200k), pin -, budget 600, change -",
     ]
+
+
+_names = st.text(min_size=1, max_size=40)
+_counts = st.none() | st.integers(min_value=0, max_value=10**7)
+
+
+@st.composite
+def reports(draw: st.DrawFn) -> dict[str, Any]:
+    report = SessionReport(ledger="toll.yaml", window=draw(st.integers(1, 10**7)), tolerance=0)
+    outcomes = ("passed", "improved", "regressed", "over_budget", "error", "new", "stale")
+    for index in range(draw(st.integers(0, 12))):
+        report.add(
+            [
+                EntryResult(
+                    draw(st.sampled_from(("servers", "skills", "tests", "transcripts"))),
+                    draw(_names), f"n{index}", draw(st.none() | st.integers(1, 999)),
+                    draw(_counts), "o200k", draw(_counts), draw(_counts),
+                    draw(st.sampled_from(outcomes)), failed=draw(st.booleans()),
+                    message=draw(st.text(max_size=40)),
+                    findings=[
+                        {"rule": "E121", "severity": draw(st.sampled_from(("error", "warn", "info"))),
+                         "subject": draw(st.none() | _names), "message": draw(st.text(max_size=40))}
+                        for _ in range(draw(st.integers(0, 2)))
+                    ],
+                    parts=[PartResult(draw(_names), draw(_counts), draw(_counts))
+                           for _ in range(draw(st.integers(0, 3)))],
+                )
+            ]
+        )  # fmt: skip
+    return report.as_dict()
+
+
+def _cells(row: str) -> int:
+    return len(re.findall(r"(?<!\\)(?:\\\\)*\|", row))
+
+
+@given(reports(), st.none() | st.integers(min_value=0, max_value=6000))
+def test_any_report_renders_within_its_limit_with_whole_table_rows(
+    report: dict[str, Any], limit: int | None
+) -> None:
+    text = markdown.render(report, limit)
+    if limit is not None:
+        assert len(text.encode("utf-8")) <= limit
+    for line in text.splitlines():
+        if line.startswith("|"):  # entry rows have 7 cells, finding rows 5: no stray pipes
+            assert _cells(line) in (8, 6), line
+    lines = github_lines(report)
+    assert all(line.startswith("::") and "\n" not in line for line in lines)
+    assert sum(line.startswith("::error") for line in lines) <= 10
+    assert sum(line.startswith("::warning") for line in lines) <= 10
+    assert sum(line.startswith("::notice") for line in lines) <= 10
+
+
+def github_lines(report: dict[str, Any]) -> list[str]:
+    from pytest_toll import github
+
+    return github.render_annotations(outputs.entry_annotations(report, "toll.yaml"))
