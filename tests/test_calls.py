@@ -592,3 +592,42 @@ def test_skills_from_a_folder_are_their_metadata_lines(tmp_path: Any) -> None:
         "gpt-6.2-sol", messages=[{"role": "user", "content": "hi"}], skills=str(tmp_path)
     )
     assert result.parts["skills"].tokens == count(f"{catalogue}\n\nhi") - count("hi")
+
+
+SCHEMA_KEYS = st.sampled_from(
+    [
+        "type",
+        "title",
+        "$schema",
+        "description",
+        "properties",
+        "items",
+        "anyOf",
+        "$defs",
+        "definitions",
+        "$ref",
+        "enum",
+        "required",
+        "A",
+        "B",
+        "title ",
+    ]
+)
+REFS = st.sampled_from(["#/$defs/A", "#/$defs/B", "#/definitions/A", "#/$defs/missing", "#/x"])
+SCHEMAS = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5) | REFS,
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(SCHEMA_KEYS, children, max_size=4)
+    ),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(SCHEMA_KEYS, SCHEMAS, max_size=5))
+def test_compaction_of_untrusted_schemas(schema: dict[str, Any]) -> None:
+    original = copy.deepcopy(schema)
+    compacted = compact_schema(schema)
+    assert schema == original
+    json.dumps(compacted)
+    assert compact_schema(compacted) == compacted
