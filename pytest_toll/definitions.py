@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,29 @@ def expand_headers(
     return expanded
 
 
+def _strings(values: Mapping[str, object] | None, what: str) -> dict[str, str] | None:
+    """Scalar values as strings (YAML reads ``PORT: 8080`` as a number); anything else is a
+    usage error naming the key, never the value."""
+    if values is None:
+        return None
+    if not isinstance(values, Mapping):
+        raise UsageError(f"{what}: must be a mapping of names to strings")
+    checked: dict[str, str] = {}
+    for key, value in values.items():
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if not isinstance(value, str | int | float):
+            raise UsageError(f"{what}.{key}: must be a string, not {type(value).__name__}")
+        checked[str(key)] = str(value)
+    return checked
+
+
+def _argv(command: Sequence[object]) -> list[str]:
+    if isinstance(command, str) or not all(isinstance(arg, str | int | float) for arg in command):
+        raise UsageError("command: must be a list of strings (an argv, run without a shell)")
+    return [str(arg) for arg in command]
+
+
 def weigh_source(
     *,
     command: list[str] | None = None,
@@ -77,6 +100,9 @@ def weigh_source(
         raise UsageError("--check-order needs a server (a command or a url), not a file")
     if window <= 0:
         raise UsageError(f"window must be a positive number of tokens, not {window}")
+    argv = None if command is None else _argv(command)
+    env = _strings(env, "env")
+    headers = _strings(headers, "headers")
     settings = settings or RuleSettings()
     found: list[Finding | None] = []
     instructions: str | None = None
@@ -87,8 +113,8 @@ def weigh_source(
     else:
 
         def listing() -> mcp.Listing:
-            if command is not None:
-                return mcp.list_stdio(command, env=env, cwd=cwd, timeout=timeout)
+            if argv is not None:
+                return mcp.list_stdio(argv, env=env, cwd=cwd, timeout=timeout)
             assert url is not None
             return mcp.list_http(url, headers=expand_headers(headers), timeout=timeout)
 

@@ -264,6 +264,8 @@ class StdioSession:
         self._ids = itertools.count(1)
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
+        if cwd is not None and not Path(cwd).is_dir():
+            raise CouldNotJudge(f"{self.target}: working directory {cwd} does not exist")
         try:
             self._process = subprocess.Popen(
                 list(command),
@@ -278,10 +280,6 @@ class StdioSession:
         except FileNotFoundError:
             where = f" (in {cwd})" if cwd else ""
             raise CouldNotJudge(f"{self.target}: command not found: {command[0]}{where}") from None
-        except NotADirectoryError:
-            raise CouldNotJudge(
-                f"{self.target}: working directory {cwd} is not a directory"
-            ) from None
         except PermissionError as error:
             raise CouldNotJudge(f"{self.target}: cannot execute: {error}") from None
         self._closed = False

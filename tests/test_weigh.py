@@ -360,3 +360,18 @@ def test_weigh_json_round_trips_through_diff(
         ("read_dir", "added"),
         ("read_file", "grown"),
     ]
+
+
+def test_ledger_style_values_are_checked_and_coerced(tmp_path: Path) -> None:
+    raw = [sys.executable, str(SERVERS / "raw_server.py"), "env"]
+    report = weigh_source(command=raw, env={"TOLL_TEST_VALUE": 8080}, cwd=tmp_path, timeout=10)  # type: ignore[dict-item]
+    from pytest_toll.tokens import count
+
+    # The number reached the server as the string "8080" (its description reports it).
+    assert report.tools[0].description_tokens == count(f"8080 in {tmp_path}")
+    with pytest.raises(UsageError, match=r"^env\.A: must be a string, not list$"):
+        weigh_source(command=raw, env={"A": ["x"]})  # type: ignore[dict-item]
+    with pytest.raises(UsageError, match=r"^command: must be a list of strings"):
+        weigh_source(command="python server.py")  # type: ignore[arg-type]
+    with pytest.raises(CouldNotJudge, match=r"working directory .*nowhere does not exist$"):
+        weigh_source(command=raw, cwd=tmp_path / "nowhere")
