@@ -64,7 +64,7 @@ SUSPICIOUS_OK_RATIO = 0.5
 DRIFT_TOLERANCE = 0.05
 NEAR_LIMIT = 0.8
 #: Bump when a summary's meaning changes, so stale cache entries are ignored.
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 
 # --- counting ----------------------------------------------------------------------------
 
@@ -427,8 +427,8 @@ class FileSummary:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
-    #: per model: [turns, reported growth, our o200k count of what was added]
-    drift: dict[str, list[int]] | None = None
+    #: per usable turn: [message id, model, reported growth, our o200k count of what was added]
+    drift: list[list[Any]] | None = None
     #: [call id, shape, outcome, tokens] per call and [message id, prompt] per turn: a resumed
     #: Claude Code session copies earlier messages into its new file, so a report over many
     #: files counts each call and turn once by these keys.
@@ -471,7 +471,7 @@ def summarize_file(
 ) -> FileSummary:
     """Read one transcript and reduce it to a :class:`FileSummary` (never raises on content)."""
     count = count or _counter()
-    summary = FileSummary(str(path), transcript_format(path), drift={} if drift else None)
+    summary = FileSummary(str(path), transcript_format(path), drift=[] if drift else None)
     sessions: dict[str, None] = {}
     calls: dict[str, _Pending] = {}
     early_results: dict[str, tuple[str, int]] = {}
@@ -571,10 +571,7 @@ def summarize_file(
                 previous = last_prompt.get(session)
                 growth = record.prompt - previous if previous is not None else 0
                 if growth > 0 and added[session] > 0 and session not in tainted:
-                    row = summary.drift.setdefault(record.model, [0, 0, 0])
-                    row[0] += 1
-                    row[1] += growth
-                    row[2] += added[session]
+                    summary.drift.append([record.message_id, record.model, growth, added[session]])
                 last_prompt[session] = record.prompt
                 added[session] = 0
                 tainted.discard(session)
@@ -593,7 +590,9 @@ def summarize_file(
     for (session, shape, target, _), fetched in fetches.items():
         if len(fetched) >= 2:
             each = min(tokens for _, tokens in fetched)
-            summary.repeats.append(Repeat(session, shape, target, len(fetched), each, fetched[0][0]))
+            summary.repeats.append(
+                Repeat(session, shape, target, len(fetched), each, fetched[0][0])
+            )
     return summary
 
 
@@ -900,7 +899,12 @@ def build_report(summaries: Iterable[FileSummary]) -> TollReport:
             if outcome != UNPAIRED:
                 admitted += tokens
         for repeat in summary.repeats:
-            same = (repeat.first_call or repeat.session, repeat.shape, repeat.target, repeat.tokens_each)
+            same = (
+                repeat.first_call or repeat.session,
+                repeat.shape,
+                repeat.target,
+                repeat.tokens_each,
+            )
             known = repeats.get(same)
             if known is None or known.times < repeat.times:
                 repeats[same] = repeat
@@ -1055,10 +1059,15 @@ def drift(
         files, drift=True, cache=cache, workers=workers, progress=progress
     )
     totals: dict[str, list[int]] = {}
+    seen: set[str] = set()
     for summary in summaries:
-        for model, (turns, reported, counted) in (summary.drift or {}).items():
+        for message_id, model, reported, counted in summary.drift or ():
+            if message_id is not None:
+                if message_id in seen:
+                    continue  # a turn copied into a resumed session's file
+                seen.add(message_id)
             row = totals.setdefault(model, [0, 0, 0])
-            row[0] += turns
+            row[0] += 1
             row[1] += reported
             row[2] += counted
     rows = [DriftRow(model, *values) for model, values in totals.items()]

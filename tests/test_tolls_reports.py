@@ -199,3 +199,10 @@ def test_versus_refuses_a_failing_command(capsys: pytest.CaptureFixture[str]) ->
     assert data["a"]["exit_code"] == 3 and data["a"]["tokens"] == count("oops\n")
     assert cli.main(["versus", "no-such-command-xyz", "true"]) == 2
     assert "command not found" in capsys.readouterr().err
+
+
+def test_drift_counts_a_copied_turn_once(tmp_path: Path) -> None:
+    for name in ("first.jsonl", "resumed.jsonl"):
+        (tmp_path / name).write_bytes(MAIN.read_bytes())
+    (row,) = drift([tmp_path], workers=1).rows
+    assert (row.model, row.turns, row.reported) == ("claude-sonnet-4-5", 1, 310)
