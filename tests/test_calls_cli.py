@@ -155,7 +155,7 @@ def test_measure_errors_are_exit_2(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text('[{"role": "robot"}]', encoding="utf-8")
     bad = toll("measure", "--model", "gpt-6.2-sol", "--messages", "bad.json", cwd=tmp_path)
     assert bad.returncode == 2
-    assert "messages[0].role: must be user, assistant" in bad.stderr
+    assert bad.stderr.startswith("toll: error: bad.json: messages[0].role: must be user, assistant")
     nokey = toll("measure", "--model", "claude-sonnet-5", "--exact", cwd=tmp_path)
     assert nokey.returncode == 2
     assert "ANTHROPIC_API_KEY is not set" in nokey.stderr

@@ -132,6 +132,23 @@ def _load_messages(path: str) -> tuple[object, Any, object]:
     return data, None, None
 
 
+def _measure_naming_the_file(path: str | None, *args: Any, **kwargs: Any) -> Measurement:
+    """``measure()``, with errors about the messages (or a request body's system and tools)
+    prefixed by the file they came from."""
+    from pytest_toll.calls import measure
+    from pytest_toll.errors import CouldNotJudge, UsageError
+
+    try:
+        return measure(*args, **kwargs)
+    except UsageError:
+        raise
+    except CouldNotJudge as error:
+        text = str(error)
+        if path and text.startswith(("messages", "system", "tools")):
+            raise CouldNotJudge(f"{path}: {text}") from None
+        raise
+
+
 def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
     """The tools to measure, and the server's instructions when they come from a server."""
     if args.tools:
@@ -152,7 +169,7 @@ def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.calls import Tuning, measure, system_text
+    from pytest_toll.calls import Tuning, system_text
     from pytest_toll.textio import read_text
 
     if args.budget is not None and args.budget < 0:
@@ -185,7 +202,8 @@ def run(args: argparse.Namespace) -> int:
                 base_url=args.base_url, timeout=args.timeout
             )
     try:
-        result = measure(
+        result = _measure_naming_the_file(
+            args.messages,
             args.model,
             system,
             messages,
