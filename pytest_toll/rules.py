@@ -364,6 +364,17 @@ def _name_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None]:
     return found
 
 
+# What to do about the largest part of a heavy tool (the breakdown's part names).
+_CUTS = {
+    "description": "shorten the description",
+    "parameter_descriptions": "shorten the parameter descriptions",
+    "enums": "take a free string validated server-side instead of a long enum",
+    "titles": "drop the generated title fields",
+    "defs": "inline or simplify the nested $defs types",
+    "structure": "fewer or flatter parameters",
+}
+
+
 def _size_rule(
     tool: Tool, tokens: int, parts: Mapping[str, Any] | None, settings: RuleSettings
 ) -> Finding | None:
@@ -373,9 +384,8 @@ def _size_rule(
     hint = "trim the description and schema"
     if parts is not None:
         largest = str(parts["largest"])
-        hint = (
-            f"most of it is {largest.replace('_', ' ')} ({parts['parts'][largest]} tok): cut there"
-        )
+        cut = _CUTS.get(largest, "cut there")
+        hint = f"most of it is {largest.replace('_', ' ')} ({parts['parts'][largest]} tok): {cut}"
     return settings.finding(
         "E127", WARN, tool.name, f"costs {tokens:,} tokens (> {limit:,.0f})", hint
     )

@@ -209,6 +209,9 @@ def test_e127_names_what_to_cut_and_e128_the_total() -> None:
     assert findings[0].rule == "E127"
     assert findings[0].message.startswith("costs ")
     assert findings[0].hint.startswith("most of it is enums (")
+    assert findings[0].hint.endswith(
+        "tok): take a free string validated server-side instead of a long enum"
+    )
     total = check(
         [tool()], RuleSettings(thresholds={"total_tokens_warn": 10, "total_tokens": 1000})
     )

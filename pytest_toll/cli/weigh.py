@@ -48,7 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--env", action="append", default=[], metavar="K=V", help="server environment variable"
     )
-    parser.add_argument("--cwd", type=Path, help="the server's working directory")
+    parser.add_argument("--cwd", type=Path, metavar="DIR", help="the server's working directory")
     parser.add_argument(
         "--header",
         action="append",
@@ -83,6 +83,13 @@ def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
     return pairs
 
 
+def _number(value: str, name: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"--limit {name}: must be a number, not {value!r}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from pytest_toll.definitions import weigh_source
     from pytest_toll.errors import UsageError
@@ -95,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
         env = _pairs(args.env, "--env")
         headers = _pairs(args.header, "--header")
         severities = _pairs(args.rule, "--rule")
-        limits = {name: float(value) for name, value in _pairs(args.limit, "--limit").items()}
+        limits = {
+            name: _number(value, name) for name, value in _pairs(args.limit, "--limit").items()
+        }
     except ValueError as error:
         return fail(str(error))
     settings = RuleSettings.parse(severities, limits, source="--rule/--limit")
