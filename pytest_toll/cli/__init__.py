@@ -29,7 +29,7 @@ VERBS: list[tuple[str, str, str]] = [
     ("versus", "pytest_toll.cli.versus", "compare the output tokens of two commands"),
     ("context", "pytest_toll.cli.context", "what filled a session's context at its last turn"),
     ("drift", "pytest_toll.cli.drift", "a model's tokenizer against o200k, from transcripts"),
-    ("check", "pytest_toll.cli.check", "judge the transcripts decisions in toll.yaml (TL001-TL005)"),
+    ("check", "pytest_toll.cli.check", "judge toll.yaml's transcripts decisions (TL001-TL005)"),
     ("weigh", "pytest_toll.cli.weigh", "the token cost of an MCP server's tools, with the rules"),
     ("diff", "pytest_toll.cli.diff", "compare two JSON reports; --allow-increase makes it a gate"),
     ("measure", "pytest_toll.cli.measure", "what one call costs before it is sent, part by part"),
