@@ -159,3 +159,30 @@ def test_check_without_a_section(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert cli.main(["check", "--ledger", str(ledger), "--root", str(FIXTURES)]) == 2
     assert "no transcripts: section" in capsys.readouterr().err
     assert cli.main(["check", "--ledger", str(tmp_path / "missing.yaml")]) == 2
+
+
+def test_pytest_toll_gates_the_transcripts_section(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    pytester.makefile(
+        ".yaml",
+        toll=f"""\
+version: 1
+transcripts:
+  roots: [{FIXTURES}]
+  decide_above_tokens: 100
+  decisions:
+    Read: {{status: keep, reason: reading is the job}}
+    Read: {{status: watch, reason: decided again}}
+""",
+    )
+    result = pytester.runpytest("--toll", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*TL004 error Read: *toll.yaml:7: transcripts.decisions.Read: decided twice*"]
+    )
+    (pytester.path / "toll.yaml").write_text(
+        f"version: 1\ntranscripts:\n  roots: [{FIXTURES}]\n  decide_above_tokens: 100\n"
+    )
+    pytester.runpytest("--toll", "-p", "no:cacheprovider").assert_outcomes(passed=1)
