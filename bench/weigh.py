@@ -22,7 +22,7 @@ from typing import Any
 from pytest_toll import tokens
 from pytest_toll.tools import (
     BREAKDOWN_TOP,
-    _spaced,
+    _claude_json,
     claude_line,
     cost_breakdown,
     normalize_tools,
@@ -75,8 +75,8 @@ def same_strings(elements: list[dict[str, Any]]) -> list[str]:
     tools, _ = normalize_tools(elements)
     texts = [claude_line(t) for t in tools]
     texts += [t.description or "" for t in tools]
-    texts += [_spaced(t.parameters) for t in tools]
-    texts += ["" if t.output_schema is None else _spaced(t.output_schema) for t in tools]
+    texts += [_claude_json(t.parameters) for t in tools]
+    texts += ["" if t.output_schema is None else _claude_json(t.output_schema) for t in tools]
     texts += [serialize_claude(tools), serialize_raw(tools), serialize_openai(tools)]
     # The breakdown's pieces, recorded by counting through a recorder.
     recorder = _Recorder()

@@ -6,8 +6,9 @@ The three serializations (see DESIGN.md, "Definitions"):
 - ``raw``: the tools array exactly as the source sent it, minified JSON — a neutral lower
   bound that depends on nothing but the source;
 - ``claude`` (the primary, graded metric): one line per tool,
-  ``{"description": …, "name": …, "parameters": <inputSchema>}`` wrapped in
-  ``<function>…</function>``, the lines joined by ``\\n`` inside ``<functions>\\n…\\n</functions>``;
+  ``{"description": …, "name": …, "parameters": <inputSchema>}`` (keys sorted at every level,
+  ", " and ": " spacing, as Claude's prompt shows tools) wrapped in ``<function>…</function>``,
+  the lines joined by ``\\n`` inside ``<functions>\\n…\\n</functions>``;
 - ``openai``: ``[{"type":"function","function":{"name","description","parameters"}}]``.
 
 Per-tool rows count the bare claude line; ``framing`` is the claude total minus the rows, so
@@ -207,7 +208,7 @@ def _parse_yaml(text: str, name: str) -> object:
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return _json_compatible(yaml.safe_load(text), name)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark is not None else name
@@ -215,13 +216,35 @@ def _parse_yaml(text: str, name: str) -> object:
         raise CouldNotJudge(f"{where}: not valid YAML: {problem}") from None
 
 
+def _json_compatible(value: object, where: str) -> object:
+    """YAML values as JSON would carry them: keys as strings, dates as ISO text.
+
+    YAML reads ``2025-06-18`` as a date and ``1:`` as an integer key; JSON has neither.
+    Anything else JSON cannot hold is named by its path.
+    """
+    import datetime
+
+    if isinstance(value, dict):
+        return {str(key): _json_compatible(item, f"{where}.{key}") for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_compatible(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise CouldNotJudge(f"{where}: a {type(value).__name__} value, which JSON cannot hold")
+
+
 # --- serializing ------------------------------------------------------------------------
 
 
 # Encoders built once: json.dumps builds a new one per call when given any option.
 _minified = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-# The claude line is spaced the way Claude's own tool lines are: ", " and ": ".
-_spaced = json.JSONEncoder(ensure_ascii=False).encode
+# The claude line is written the way Claude's own prompt shows tools: ", " and ": " spacing
+# and every object's keys sorted (a request's {"type", "properties", "required"} schema
+# appears as {"properties", "required", "type"}). Sorting also makes the primary metric
+# independent of the key order a server happens to send.
+_claude_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 
 
 def serialize_raw(tools: Sequence[Tool]) -> str:
@@ -249,16 +272,16 @@ def claude_line(tool: Tool) -> str:
 
     A tool without a description has no ``description`` key, as the model would see it.
     """
-    return _claude_line(tool, _spaced(tool.parameters))
+    return _claude_line(tool, _claude_json(tool.parameters))
 
 
 def _claude_line(tool: Tool, schema_text: str) -> str:
     # Assembled around an already serialized schema (weigh counts that text on its own too);
-    # byte for byte what _spaced({"description", "name", "parameters"}) gives.
+    # byte for byte what _claude_json({"description", "name", "parameters"}) gives.
     description = (
-        "" if tool.description is None else f'"description": {_spaced(tool.description)}, '
+        "" if tool.description is None else f'"description": {_claude_json(tool.description)}, '
     )
-    return f'{{{description}"name": {_spaced(tool.name)}, "parameters": {schema_text}}}'
+    return f'{{{description}"name": {_claude_json(tool.name)}, "parameters": {schema_text}}}'
 
 
 def _wrap_claude(lines: Sequence[str]) -> str:
@@ -341,13 +364,15 @@ def cost_breakdown(tool: Tool, tokens: int, counter: Counter) -> dict[str, Any]:
     parts = {
         "description": counter.count(tool.description or ""),
         "parameter_descriptions": sum(
-            counter.count_many([_spaced(text) for text in _strings_under(rest, "description")])
+            counter.count_many([_claude_json(text) for text in _strings_under(rest, "description")])
         ),
-        "enums": sum(counter.count_many([_spaced(enum) for enum in _enums_under(rest)])),
+        "enums": sum(counter.count_many([_claude_json(enum) for enum in _enums_under(rest)])),
         "titles": sum(
-            counter.count_many([f'"title": {_spaced(t)}, ' for t in _strings_under(rest, "title")])
+            counter.count_many(
+                [f'"title": {_claude_json(t)}, ' for t in _strings_under(rest, "title")]
+            )
         ),
-        "defs": counter.count(_spaced(defs)) if defs else 0,
+        "defs": counter.count(_claude_json(defs)) if defs else 0,
     }
     parts["structure"] = max(tokens - sum(parts.values()), 0)
     largest = max(parts, key=lambda name: parts[name])
@@ -505,18 +530,23 @@ def weigh(
     if window <= 0:
         raise CouldNotJudge(f"window must be a positive number of tokens, not {window}")
     counter = counter or O200kCounter()
-    schemas = [_spaced(tool.parameters) for tool in tools]
-    lines = [_claude_line(tool, schema) for tool, schema in zip(tools, schemas)]
+    try:
+        schemas = [_claude_json(tool.parameters) for tool in tools]
+        lines = [_claude_line(tool, schema) for tool, schema in zip(tools, schemas)]
+        outputs = [
+            "" if tool.output_schema is None else _claude_json(tool.output_schema) for tool in tools
+        ]
+        raw_text, openai_text = _raw_and_openai(tools)
+    except (TypeError, ValueError) as error:
+        # Tools built in Python may hold what JSON cannot (a set, a date, mixed key types).
+        raise CouldNotJudge(f"{target or 'tools'}: not serializable as JSON: {error}") from None
     descriptions = [tool.description or "" for tool in tools]
-    outputs = ["" if tool.output_schema is None else _spaced(tool.output_schema) for tool in tools]
     count_many = _uncached(counter)
     line_tokens = count_many(lines)
     description_tokens = count_many(descriptions)
     schema_tokens = count_many(schemas)
     output_tokens = count_many(outputs)
-    claude_total, raw_total, openai_total = count_many(
-        [_wrap_claude(lines), *_raw_and_openai(tools)]
-    )
+    claude_total, raw_total, openai_total = count_many([_wrap_claude(lines), raw_text, openai_text])
     rows = tuple(
         ToolRow(tool.name, line, description, schema, output)
         for tool, line, description, schema, output in zip(

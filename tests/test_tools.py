@@ -42,14 +42,15 @@ def test_the_three_serializations_golden() -> None:
         '"properties":{"path":{"type":"string","description":"File path"}},"required":["path"]},'
         '"annotations":{"readOnlyHint":true}},{"name":"ping"}]'
     )
+    # Keys sorted at every level, as Claude's prompt shows them.
     assert claude_line(tools[0]) == (
-        '{"description": "Read a file.", "name": "read_file", "parameters": {"type": "object", '
-        '"properties": {"path": {"type": "string", "description": "File path"}}, '
-        '"required": ["path"]}}'
+        '{"description": "Read a file.", "name": "read_file", "parameters": {"properties": '
+        '{"path": {"description": "File path", "type": "string"}}, "required": ["path"], '
+        '"type": "object"}}'
     )
     # No description: no key. No schema: the empty object schema.
     assert claude_line(tools[1]) == (
-        '{"name": "ping", "parameters": {"type": "object", "properties": {}}}'
+        '{"name": "ping", "parameters": {"properties": {}, "type": "object"}}'
     )
     assert serialize_claude(tools) == (
         "<functions>\n<function>"
@@ -96,48 +97,48 @@ def test_weigh_exact_counts(reference_o200k: Any) -> None:
         "tools": [
             {
                 "name": "read_file",
-                "tokens": 51,
+                "tokens": 50,
                 "description_tokens": 4,
-                "schema_tokens": 33,
+                "schema_tokens": 32,
                 "output_schema_tokens": 0,
             },
             {
                 "name": "ping",
-                "tokens": 21,
+                "tokens": 19,
                 "description_tokens": 0,
-                "schema_tokens": 11,
+                "schema_tokens": 10,
                 "output_schema_tokens": 0,
             },
         ],
-        "framing": 14,
+        "framing": 16,
         "instructions": 6,
-        "totals": {"raw": 53, "claude": 86, "openai": 67},
-        "window": {"size": 1_000_000, "share": 9.2e-05},
+        "totals": {"raw": 53, "claude": 85, "openai": 67},
+        "window": {"size": 1_000_000, "share": 9.1e-05},
         "findings": [],
         "breakdown": [
             {
                 "tool": "read_file",
-                "tokens": 51,
+                "tokens": 50,
                 "parts": {
                     "description": 4,
                     "parameter_descriptions": 4,
                     "enums": 0,
                     "titles": 0,
                     "defs": 0,
-                    "structure": 43,
+                    "structure": 42,
                 },
                 "largest": "structure",
             },
             {
                 "tool": "ping",
-                "tokens": 21,
+                "tokens": 19,
                 "parts": {
                     "description": 0,
                     "parameter_descriptions": 0,
                     "enums": 0,
                     "titles": 0,
                     "defs": 0,
-                    "structure": 21,
+                    "structure": 19,
                 },
                 "largest": "structure",
             },
@@ -153,7 +154,7 @@ def test_weigh_counts_output_schema_and_empty_list() -> None:
         [{"name": "t", "description": "d", "outputSchema": {"type": "object"}}]
     )
     row = weigh(tools).tools[0]
-    assert (row.tokens, row.schema_tokens, row.output_schema_tokens) == (27, 11, 6)
+    assert (row.tokens, row.schema_tokens, row.output_schema_tokens) == (25, 10, 6)
     empty = weigh([])
     assert empty.tools == ()
     assert empty.framing == empty.claude > 0
@@ -304,7 +305,7 @@ def test_claude_line_is_the_json_of_its_three_keys(tool: Tool) -> None:
         expected["description"] = tool.description
     expected["name"] = tool.name
     expected["parameters"] = tool.parameters
-    assert claude_line(tool) == json.dumps(expected, ensure_ascii=False)
+    assert claude_line(tool) == json.dumps(expected, ensure_ascii=False, sort_keys=True)
 
 
 _element = st.fixed_dictionaries(
@@ -325,3 +326,29 @@ def test_weigh_assembles_raw_and_openai_exactly(items: list[Any]) -> None:
 
     tools = normalize_tools(items)[0] if items and isinstance(items[0], dict) else items
     assert _raw_and_openai(tools) == (serialize_raw(tools), serialize_openai(tools))
+
+
+def test_claude_metric_ignores_the_key_order_a_server_sends() -> None:
+    one, _ = normalize_tools([{"name": "a", "inputSchema": {"type": "object", "required": []}}])
+    two, _ = normalize_tools([{"inputSchema": {"required": [], "type": "object"}, "name": "a"}])
+    assert serialize_claude(one) == serialize_claude(two)
+    assert serialize_raw(one) != serialize_raw(two)
+
+
+def test_yaml_values_json_cannot_hold(tmp_path: Path) -> None:
+    dated = tmp_path / "dated.yaml"
+    dated.write_text("- name: a\n  description: 2025-06-18\n  inputSchema: {properties: {1: {}}}\n")
+    tools, _ = load_tools_file(dated)
+    assert tools[0].description == "2025-06-18"
+    assert tools[0].parameters == {"properties": {"1": {}}}
+    binary = tmp_path / "binary.yaml"
+    binary.write_text("- name: a\n  inputSchema: {default: !!binary aGVsbG8=}\n")
+    with pytest.raises(
+        CouldNotJudge, match=r"binary\.yaml\[0\]\.inputSchema\.default: a bytes value, which JSON"
+    ):
+        load_tools_file(binary)
+
+
+def test_python_values_json_cannot_hold() -> None:
+    with pytest.raises(CouldNotJudge, match=r"^demo: not serializable as JSON: .*set"):
+        weigh([Tool("a", "d", {"enum": {1, 2}})], target="demo")
