@@ -110,28 +110,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the JSON report")
 
 
-def _load_messages(path: str) -> tuple[object, Any, object]:
-    """Messages, and the system and tools of a full request body when the file is one."""
-    from pytest_toll.errors import CouldNotJudge
-    from pytest_toll.textio import read_text
-
-    text = read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CouldNotJudge(
-            f"{path}:{error.lineno}:{error.colno}: not valid JSON: {error.msg}"
-        ) from None
-    if isinstance(data, dict):
-        if "messages" not in data:
-            raise CouldNotJudge(f"{path}: an object without a 'messages' array")
-        system = data.get("system")
-        if system is not None and not isinstance(system, str | list):
-            raise CouldNotJudge(f"{path}: 'system' must be a string or a list of text blocks")
-        return data["messages"], system, data.get("tools")
-    return data, None, None
-
-
 def _measure_naming_the_file(path: str | None, *args: Any, **kwargs: Any) -> Measurement:
     """``measure()``, with errors about the messages (or a request body's system and tools)
     prefixed by the file they came from."""
@@ -183,7 +161,9 @@ def run(args: argparse.Namespace) -> int:
     system: Any = None
     tools: object = None
     if args.messages:
-        messages, system, tools = _load_messages(args.messages)
+        from pytest_toll.calls import load_request_file
+
+        messages, system, tools = load_request_file(args.messages)
     if args.system:
         system = read_text(args.system)
     listed, instructions = _tools(args)
