@@ -105,7 +105,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="exit 1 when the total is above N tokens",
+        help="exit 1 when the o200k total is above N tokens (also with --exact)",
     )
     parser.add_argument("--json", action="store_true", help="print the JSON report")
 
