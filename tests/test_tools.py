@@ -42,15 +42,14 @@ def test_the_three_serializations_golden() -> None:
         '"properties":{"path":{"type":"string","description":"File path"}},"required":["path"]},'
         '"annotations":{"readOnlyHint":true}},{"name":"ping"}]'
     )
-    # Keys sorted at every level, as Claude's prompt shows them.
     assert claude_line(tools[0]) == (
-        '{"description": "Read a file.", "name": "read_file", "parameters": {"properties": '
-        '{"path": {"description": "File path", "type": "string"}}, "required": ["path"], '
-        '"type": "object"}}'
+        '{"description": "Read a file.", "name": "read_file", "parameters": {"type": "object", '
+        '"properties": {"path": {"type": "string", "description": "File path"}}, '
+        '"required": ["path"]}}'
     )
     # No description: no key. No schema: the empty object schema.
     assert claude_line(tools[1]) == (
-        '{"name": "ping", "parameters": {"properties": {}, "type": "object"}}'
+        '{"name": "ping", "parameters": {"type": "object", "properties": {}}}'
     )
     assert serialize_claude(tools) == (
         "<functions>\n<function>"
@@ -97,48 +96,48 @@ def test_weigh_exact_counts(reference_o200k: Any) -> None:
         "tools": [
             {
                 "name": "read_file",
-                "tokens": 50,
+                "tokens": 51,
                 "description_tokens": 4,
-                "schema_tokens": 32,
+                "schema_tokens": 33,
                 "output_schema_tokens": 0,
             },
             {
                 "name": "ping",
-                "tokens": 19,
+                "tokens": 21,
                 "description_tokens": 0,
-                "schema_tokens": 10,
+                "schema_tokens": 11,
                 "output_schema_tokens": 0,
             },
         ],
-        "framing": 16,
+        "framing": 14,
         "instructions": 6,
-        "totals": {"raw": 53, "claude": 85, "openai": 67},
-        "window": {"size": 1_000_000, "share": 9.1e-05},
+        "totals": {"raw": 53, "claude": 86, "openai": 67},
+        "window": {"size": 1_000_000, "share": 9.2e-05},
         "findings": [],
         "breakdown": [
             {
                 "tool": "read_file",
-                "tokens": 50,
+                "tokens": 51,
                 "parts": {
                     "description": 4,
                     "parameter_descriptions": 4,
                     "enums": 0,
                     "titles": 0,
                     "defs": 0,
-                    "structure": 42,
+                    "structure": 43,
                 },
                 "largest": "structure",
             },
             {
                 "tool": "ping",
-                "tokens": 19,
+                "tokens": 21,
                 "parts": {
                     "description": 0,
                     "parameter_descriptions": 0,
                     "enums": 0,
                     "titles": 0,
                     "defs": 0,
-                    "structure": 19,
+                    "structure": 21,
                 },
                 "largest": "structure",
             },
@@ -154,7 +153,7 @@ def test_weigh_counts_output_schema_and_empty_list() -> None:
         [{"name": "t", "description": "d", "outputSchema": {"type": "object"}}]
     )
     row = weigh(tools).tools[0]
-    assert (row.tokens, row.schema_tokens, row.output_schema_tokens) == (25, 10, 6)
+    assert (row.tokens, row.schema_tokens, row.output_schema_tokens) == (27, 11, 6)
     empty = weigh([])
     assert empty.tools == ()
     assert empty.framing == empty.claude > 0
@@ -305,7 +304,7 @@ def test_claude_line_is_the_json_of_its_three_keys(tool: Tool) -> None:
         expected["description"] = tool.description
     expected["name"] = tool.name
     expected["parameters"] = tool.parameters
-    assert claude_line(tool) == json.dumps(expected, ensure_ascii=False, sort_keys=True)
+    assert claude_line(tool) == json.dumps(expected, ensure_ascii=False)
 
 
 _element = st.fixed_dictionaries(
@@ -328,11 +327,12 @@ def test_weigh_assembles_raw_and_openai_exactly(items: list[Any]) -> None:
     assert _raw_and_openai(tools) == (serialize_raw(tools), serialize_openai(tools))
 
 
-def test_claude_metric_ignores_the_key_order_a_server_sends() -> None:
+def test_schemas_keep_the_key_order_the_source_sent() -> None:
     one, _ = normalize_tools([{"name": "a", "inputSchema": {"type": "object", "required": []}}])
     two, _ = normalize_tools([{"inputSchema": {"required": [], "type": "object"}, "name": "a"}])
-    assert serialize_claude(one) == serialize_claude(two)
-    assert serialize_raw(one) != serialize_raw(two)
+    assert claude_line(one[0]) == '{"name": "a", "parameters": {"type": "object", "required": []}}'
+    assert claude_line(two[0]) == '{"name": "a", "parameters": {"required": [], "type": "object"}}'
+    assert serialize_raw(two) == '[{"inputSchema":{"required":[],"type":"object"},"name":"a"}]'
 
 
 def test_yaml_values_json_cannot_hold(tmp_path: Path) -> None:
