@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_toll.ledger import DELETE
 from pytest_toll.ratchet import Measurement, Policy, judge, plan_entry, plan_update, stale_result
@@ -183,3 +185,50 @@ def test_stale_entries_fail_only_when_strict_and_pin_only_tests_are_removed() ->
     assert plan == {("tests", "t.py::gone"): DELETE}
     partial = plan_update([loose, kept], Policy(update=True), ledger_tests=ledger_tests)
     assert partial == {}
+
+
+pins = st.one_of(st.none(), st.integers(min_value=0, max_value=5000))
+tool_names = st.sampled_from(["a", "b", "c", "d"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    total=st.integers(min_value=0, max_value=5000),
+    pin=pins,
+    measured_parts=st.dictionaries(tool_names, st.integers(min_value=0, max_value=900)),
+    pinned_parts=st.dictionaries(tool_names, st.integers(min_value=0, max_value=900)),
+    allow_increase=st.booleans(),
+)
+def test_the_ratchet_never_raises_unasked_and_settles_in_one_update(
+    total: int,
+    pin: int | None,
+    measured_parts: dict[str, int],
+    pinned_parts: dict[str, int],
+    allow_increase: bool,
+) -> None:
+    policy = Policy(update=True, allow_increase=allow_increase)
+    entry: dict[str, Any] = {"tools": dict(pinned_parts)}
+    if pin is not None:
+        entry["pin"] = pin
+    result = server(total, entry, policy, **measured_parts)
+    plan = plan_entry(result, policy)
+    for key, value in plan.items():
+        old = entry.get("pin") if key[-1] == "pin" else pinned_parts.get(key[-1])
+        if value is DELETE:
+            assert key[-1] in pinned_parts and key[-1] not in measured_parts
+        elif old is not None and not allow_increase:
+            assert value < old
+    # Apply the plan: judging the same measurement again plans nothing more.
+    for key, value in plan.items():
+        if key[-1] == "pin":
+            entry["pin"] = value
+        elif value is DELETE:
+            del entry["tools"][key[-1]]
+        else:
+            entry["tools"][key[-1]] = value
+    again = server(total, entry, policy, **measured_parts)
+    assert plan_entry(again, policy) == {}
+    if allow_increase or pin is None:
+        assert (again.pin, again.outcome) == (total, "passed")
+    else:
+        assert again.pin == min(pin, total)
