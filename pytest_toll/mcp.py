@@ -579,6 +579,10 @@ class HttpSession:
         hint = ""
         if response.status_code in (401, 403):
             hint = " (the server wants credentials: pass them with --header or headers:)"
+        elif response.is_redirect:
+            # Not followed, so credentials in the headers never go to an address not given.
+            location = response.headers.get("location", "?")
+            return f"{self.url}: HTTP {response.status_code} to {method}: redirected to {location}; use that URL"
         shown = f": {_clip(body, 200)}" if body else ""
         return f"{self.url}: HTTP {response.status_code} to {method}{hint}{shown}"
 
@@ -602,7 +606,7 @@ class HttpSession:
                 answer = self._answer_from_json(method, request_id, response)
             else:
                 response.read()
-                if response.status_code >= 400:
+                if response.status_code >= 300:
                     raise CouldNotJudge(self._http_fault(method, response))
                 raise CouldNotJudge(
                     f"{self.url}: answer to {method} is {content_type or 'untyped'} "

@@ -476,3 +476,29 @@ def test_http_carries_session_and_protocol_headers() -> None:
             },
         ),
     ]
+
+
+class _Redirect(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.send_response(307)
+        self.send_header("Location", "http://elsewhere.invalid/mcp/")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def test_http_redirects_are_named_not_followed() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    try:
+        with pytest.raises(CouldNotJudge) as caught:
+            mcp.list_http(url, headers={"Authorization": "Bearer s3cret"}, timeout=10)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert str(caught.value) == (
+        f"{url}: HTTP 307 to initialize: redirected to http://elsewhere.invalid/mcp/; use that URL"
+    )
