@@ -322,13 +322,14 @@ class StdioSession:
             self._process.stdin.write(json.dumps(message).encode() + b"\n")
             self._process.stdin.flush()
         except (BrokenPipeError, ValueError, OSError):
-            raise CouldNotJudge(self._fault(self._exit_description())) from None
+            running = "stopped reading its stdin but did not exit"
+            raise CouldNotJudge(self._fault(self._exit_description(running))) from None
 
-    def _exit_description(self) -> str:
+    def _exit_description(self, running: str = "closed its stdout but did not exit") -> str:
         try:
             code = self._process.wait(timeout=_GRACE_SECONDS)
         except subprocess.TimeoutExpired:
-            return "closed its stdout but did not exit"
+            return running
         if code < 0:
             try:
                 return f"exited, killed by {signal.Signals(-code).name}"
@@ -355,7 +356,7 @@ class StdioSession:
             except queue.Empty:
                 raise CouldNotJudge(
                     self._fault(
-                        f"no answer to {method} within {self._timeout:g}s; "
+                        f"no answer to {method} within the {self._timeout:g}s timeout; "
                         "killed the server's process group"
                     )
                 ) from None
@@ -538,7 +539,9 @@ class HttpSession:
     def _remaining(self, method: str) -> float:
         remaining = self._deadline - time.monotonic()
         if remaining <= 0:
-            raise CouldNotJudge(f"{self.url}: no answer to {method} within {self._timeout:g}s")
+            raise CouldNotJudge(
+                f"{self.url}: no answer to {method} within the {self._timeout:g}s timeout"
+            )
         return remaining
 
     def _post(self, method: str, message: Mapping[str, Any]) -> httpx.Response:
@@ -555,7 +558,7 @@ class HttpSession:
             return self._client.send(request, stream=True)
         except httpx.TimeoutException:
             raise CouldNotJudge(
-                f"{self.url}: no answer to {method} within {self._timeout:g}s"
+                f"{self.url}: no answer to {method} within the {self._timeout:g}s timeout"
             ) from None
         except httpx.HTTPError as error:
             raise CouldNotJudge(
@@ -614,7 +617,7 @@ class HttpSession:
                 )
         except httpx.TimeoutException:
             raise CouldNotJudge(
-                f"{self.url}: no answer to {method} within {self._timeout:g}s"
+                f"{self.url}: no answer to {method} within the {self._timeout:g}s timeout"
             ) from None
         except httpx.HTTPError as error:
             raise CouldNotJudge(

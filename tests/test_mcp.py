@@ -108,7 +108,10 @@ def test_a_hang_times_out_and_the_whole_process_group_is_killed(tmp_path: Path) 
     elapsed = time.monotonic() - started
     message = str(caught.value)
     assert "raw_server.py hang" in message
-    assert "no answer to initialize within 1s; killed the server's process group" in message
+    assert (
+        "no answer to initialize within the 1s timeout; killed the server's process group"
+        in message
+    )
     assert "  | hanging on purpose" in message
     assert elapsed < 4
     child = int(pid_file.read_text())
@@ -295,7 +298,9 @@ def test_http_silence_times_out() -> None:
     url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
     started = time.monotonic()
     try:
-        with pytest.raises(CouldNotJudge, match=rf"^{url}: no answer to initialize within 0.5s$"):
+        with pytest.raises(
+            CouldNotJudge, match=rf"^{url}: no answer to initialize within the 0.5s timeout$"
+        ):
             mcp.list_http(url, timeout=0.5)
     finally:
         listener.close()
