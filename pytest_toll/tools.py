@@ -285,11 +285,8 @@ def _claude_line(tool: Tool, schema_text: str) -> str:
 
 
 def _wrap_claude(lines: Sequence[str]) -> str:
-    return (
-        "<functions>\n"
-        + "\n".join(f"<function>{line}</function>" for line in lines)
-        + ("\n</functions>")
-    )
+    body = "\n".join(f"<function>{line}</function>" for line in lines)
+    return f"<functions>\n{body}\n</functions>"
 
 
 def serialize_claude(tools: Sequence[Tool]) -> str:
