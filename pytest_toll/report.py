@@ -321,6 +321,17 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
         lines.append(("partial run: only entries that ran were updated, none removed", "yellow"))
     if report.ledger_written:
         lines.append((f"ledger updated: {report.ledger}", "green"))
+        for entry in report.entries:
+            if entry.ratchet is None:
+                continue
+            before, after = entry.ratchet["from"], entry.ratchet["to"]
+            if before is None:
+                lines.append((f"  {entry.label}: new pin {after:,}", ""))
+            else:
+                raised = after is not None and after > before
+                lines.append(
+                    (f"  {entry.label}: pin {before:,} → {after:,}", "yellow" if raised else "")
+                )
     return lines
 
 
