@@ -262,6 +262,8 @@ def _pin_change(result: EntryResult, policy: Policy) -> dict[str, int | None] | 
     """The change of the entry's total pin an update makes (``from`` None: a new pin)."""
     if result.measured is None:
         return None
+    if result.kind not in GATED_PARTS and TOTAL_PIN_KEY.get(result.kind) is None:
+        return None  # no token pin (transcripts): its other pins are listed on their own
     if result.kind in GATED_PARTS:
         new_total = 0
         for part in result.parts:

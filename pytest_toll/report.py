@@ -322,6 +322,11 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
     if report.ledger_written:
         lines.append((f"ledger updated: {report.ledger}", "green"))
         for entry in report.entries:
+            for other in entry.other_pins:
+                before, now = other["pin"], other["measured"]
+                if before is None or now < before or (report.allow_increase and now > before):
+                    change = "new pin" if before is None else f"{before:g} →"
+                    lines.append((f"  {entry.label}: {other['key']} {change} {now:g}", ""))
             if entry.ratchet is None:
                 continue
             before, after = entry.ratchet["from"], entry.ratchet["to"]
