@@ -15,10 +15,8 @@ from typing import Any
 import pytest
 
 from pytest_toll.errors import CouldNotJudge
+from pytest_toll.plugin import RESULT_PROPERTY, require_state, state_of
 from pytest_toll.report import EntryResult, failure_text
-
-#: The name under which an item or test leaves its judged result in ``user_properties``.
-RESULT_PROPERTY = "toll"
 
 
 class EntryFailed(Exception):
@@ -34,7 +32,6 @@ class LedgerFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from pytest_toll.entries import MEASURERS
-        from pytest_toll.plugin import state_of
 
         state = state_of(self.config)
         if state is None:
@@ -57,8 +54,6 @@ class LedgerSection(pytest.Collector):
         self.kind = kind
 
     def collect(self) -> Iterator[pytest.Item]:
-        from pytest_toll.plugin import state_of
-
         state = state_of(self.config)
         if state is None:
             return
@@ -79,7 +74,6 @@ class LedgerItem(pytest.Item):
 
     def runtest(self) -> None:
         from pytest_toll.entries import MEASURERS
-        from pytest_toll.plugin import require_state
         from pytest_toll.ratchet import judge
 
         state = require_state(self.config)
@@ -123,8 +117,6 @@ class LedgerItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
-        from pytest_toll.plugin import state_of
-
         state = state_of(self.config)
         line = state.ledger.line_of(self._keys()) if state is not None else None
         return self.path, None if line is None else line - 1, "::".join(self._keys())

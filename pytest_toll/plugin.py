@@ -25,6 +25,8 @@ STATE_KEY = pytest.StashKey["TollState"]()
 METER_KEY = pytest.StashKey["Toll"]()
 BUDGET_KEY = pytest.StashKey["int | None"]()
 MARKER_ERROR_KEY = pytest.StashKey[str]()
+#: The ``user_properties`` names: the judged result (a plain dict, how results reach the
+#: xdist controller) and a test's measured total (what JUnit XML shows).
 RESULT_PROPERTY = "toll"
 TOKENS_PROPERTY = "toll_tokens"
 
