@@ -109,7 +109,7 @@ def measure_skills(name: str, entry: Mapping[str, Any], context: EntryContext) -
         window=context.window,
         settings=context.settings(entry, where),
     )
-    levels = _skill_levels(report, where)
+    levels = skill_levels(report, where)
     return Measurement(
         total=sum(levels.values()),
         method=str(getattr(report, "method", "o200k")),
@@ -118,27 +118,12 @@ def measure_skills(name: str, entry: Mapping[str, Any], context: EntryContext) -
     )
 
 
-def _skill_levels(report: Any, where: str) -> dict[str, int]:
-    """Per-level totals from a skills report (one skill, or the sum over a directory)."""
-    data = report.as_dict() if hasattr(report, "as_dict") else report
-    totals = data.get("totals") if isinstance(data, Mapping) else None
-    if isinstance(totals, Mapping) and all(level in totals for level in SKILL_LEVELS):
-        return {level: int(_tokens(totals[level])) for level in SKILL_LEVELS}
-    skills = data.get("skills") if isinstance(data, Mapping) else None
-    if isinstance(skills, list) and skills:
-        levels = dict.fromkeys(SKILL_LEVELS, 0)
-        for skill in skills:
-            source = skill.get("levels", skill)
-            for level in SKILL_LEVELS:
-                levels[level] += int(_tokens(source.get(level, 0)))
-        return levels
-    raise CouldNotJudge(f"{where}: no skill found to measure")
-
-
-def _tokens(value: Any) -> int:
-    if isinstance(value, Mapping):
-        return int(value.get("tokens", 0))
-    return int(value)
+def skill_levels(report: Any, where: str) -> dict[str, int]:
+    """Per-level totals of a skills report (one skill, or the sum over a directory)."""
+    totals = getattr(report, "totals", None)
+    if not getattr(report, "skills", None) or not isinstance(totals, Mapping):
+        raise CouldNotJudge(f"{where}: no skill found to measure")
+    return {level: int(totals.get(level, 0)) for level in SKILL_LEVELS}
 
 
 def measure_transcripts(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:

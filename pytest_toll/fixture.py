@@ -89,11 +89,11 @@ class Toll:
 
     def skills(self, path: str | Path, *, name: str | None = None) -> Any:
         """Measure a skill (or a directory of skills); records metadata + body + references."""
-        from pytest_toll.entries import _skill_levels
+        from pytest_toll.entries import skill_levels
         from pytest_toll.skills import measure_skills
 
         report = measure_skills(Path(path), window=self.window)
-        levels = _skill_levels(report, str(path))
+        levels = skill_levels(report, str(path))
         method = str(getattr(report, "method", "o200k"))
         self._record(name or Path(path).name, "skills", sum(levels.values()), method)
         return report
