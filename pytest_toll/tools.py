@@ -245,6 +245,8 @@ _minified = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 # to sort_keys=True moves counts by a few tokens per tool, so it waits for the pinned
 # ledgers — examples/demo among them — to be re-pinned in the same change.)
 _claude_json = json.JSONEncoder(ensure_ascii=False).encode
+# A string as JSON text, straight to the C routine both encoders above use for strings.
+_string: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def serialize_raw(tools: Sequence[Tool]) -> str:
@@ -279,9 +281,9 @@ def _claude_line(tool: Tool, schema_text: str) -> str:
     # Assembled around an already serialized schema (weigh counts that text on its own too);
     # byte for byte what _claude_json({"description", "name", "parameters"}) gives.
     description = (
-        "" if tool.description is None else f'"description": {_claude_json(tool.description)}, '
+        "" if tool.description is None else f'"description": {_string(tool.description)}, '
     )
-    return f'{{{description}"name": {_claude_json(tool.name)}, "parameters": {schema_text}}}'
+    return f'{{{description}"name": {_string(tool.name)}, "parameters": {schema_text}}}'
 
 
 def _wrap_claude(lines: Sequence[str]) -> str:
@@ -468,10 +470,10 @@ def _raw_and_openai(tools: Sequence[Tool]) -> tuple[str, str]:
     openai_parts: list[str] = []
     for tool in tools:
         schema = _minified(tool.parameters)
-        description = None if tool.description is None else _minified(tool.description)
+        description = None if tool.description is None else _string(tool.description)
         described = "" if description is None else f',"description":{description}'
         openai_parts.append(
-            f'{{"type":"function","function":{{"name":{_minified(tool.name)}{described},'
+            f'{{"type":"function","function":{{"name":{_string(tool.name)}{described},'
             f'"parameters":{schema}}}}}'
         )
         raw = tool.raw
@@ -484,9 +486,11 @@ def _raw_and_openai(tools: Sequence[Tool]) -> tuple[str, str]:
                 text = schema
             elif key == "description" and description is not None and value is tool.description:
                 text = description
+            elif type(value) is str:
+                text = _string(value)
             else:
                 text = _minified(value)
-            pieces.append(f"{_minified(key)}:{text}")
+            pieces.append(f"{_string(key)}:{text}")
         raw_parts.append("{" + ",".join(pieces) + "}")
     return "[" + ",".join(raw_parts) + "]", "[" + ",".join(openai_parts) + "]"
 
