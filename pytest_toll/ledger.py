@@ -432,7 +432,9 @@ def update_ledger(path: str | Path, updates: Mapping[tuple[str, ...], Any]) -> b
     """
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8-sig")
+        # newline="" keeps "\r\n" as it is, so the rewrite can keep it too.
+        with file.open(encoding="utf-8-sig", newline="") as handle:
+            text = handle.read()
     except FileNotFoundError:
         text = ""
     except OSError as error:
@@ -448,6 +450,9 @@ def update_ledger(path: str | Path, updates: Mapping[tuple[str, ...], Any]) -> b
     if not apply_updates(document, updates):
         return False
     new_text = render(document, like=text)
+    if "\r\n" in text:
+        # Keep a Windows-edited ledger's line endings, so the diff shows only the pins.
+        new_text = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
     if new_text == text:
         return False
     write_atomically(file, new_text)

@@ -224,3 +224,11 @@ def test_the_example_is_valid_and_documents_every_key() -> None:
     text = EXAMPLE.read_text()
     undocumented = sorted(key for key in _schema_keys(schema()) if f"{key}:" not in text)
     assert undocumented == []
+
+
+def test_update_keeps_windows_line_endings(tmp_path: Path) -> None:
+    path = tmp_path / "toll.yaml"
+    path.write_bytes(b"# pins\r\nversion: 1\r\ntests:\r\n  t.py::a: {pin: 7}\r\n")
+    assert update_ledger(path, {("tests", "t.py::a", "pin"): 5})
+    assert path.read_bytes() == b"# pins\r\nversion: 1\r\ntests:\r\n  t.py::a: {pin: 5}\r\n"
+    assert not update_ledger(path, {("tests", "t.py::a", "pin"): 5})
