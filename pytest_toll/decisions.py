@@ -27,6 +27,8 @@ from pytest_toll.findings import ERROR, Finding, RuleSettings, worst_first
 
 #: status → the field it needs
 STATUSES = {"replace": "with", "keep": "reason", "watch": "reason"}
+#: The rules this module can report (toll.yaml ``rules:`` accepts exactly these and the others).
+RULE_IDS = ("TL001", "TL002", "TL003", "TL004", "TL005")
 DEFAULT_DECIDE_ABOVE_TOKENS = 50_000
 WASTE_TOLERANCE = 0.01
 #: ``toll check --init`` sets the threshold so that this many shapes are left to decide.

@@ -8,7 +8,7 @@ is not reported at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,8 +62,17 @@ class RuleSettings:
         severities: Mapping[str, Any] | None = None,
         thresholds: Mapping[str, Any] | None = None,
         source: str = "rules",
+        *,
+        known_rules: Collection[str] | None = None,
+        known_thresholds: Collection[str] | None = None,
     ) -> RuleSettings:
-        """Validate user-given overrides, naming ``source`` in any error."""
+        """Validate user-given overrides, naming ``source`` in any error.
+
+        With ``known_rules`` / ``known_thresholds``, an unknown name is an error: a typo
+        must not silently leave a gate at its default.
+        """
+        _reject_unknown(severities, known_rules, source, "rule")
+        _reject_unknown(thresholds, known_thresholds, source, "threshold")
         checked: dict[str, str] = {}
         for rule, value in (severities or {}).items():
             # YAML reads a bare ``off`` as False.
@@ -95,6 +104,18 @@ class RuleSettings:
         if level == OFF:
             return None
         return Finding(rule, level, subject, message, hint)
+
+
+def _reject_unknown(
+    given: Mapping[str, Any] | None, known: Collection[str] | None, source: str, what: str
+) -> None:
+    if not given or known is None:
+        return
+    for name in given:
+        if name not in known:
+            raise UsageError(
+                f"{source}.{name}: unknown {what} (expected one of: {', '.join(sorted(known))})"
+            )
 
 
 def worst_first(findings: Iterable[Finding]) -> list[Finding]:

@@ -209,6 +209,15 @@ def validate(document: Any, data: Any, path: Path) -> None:
                 expected = f" (expected one of: {', '.join(allowed)})" if allowed else ""
                 problems.append((line, f"{_dotted([*keys, key])}: unknown key{expected}"))
             continue
+        if "propertyNames" in error.schema_path and error.validator == "enum":
+            # A misspelt limit or rule id would otherwise silently leave a gate at its default.
+            key = error.instance
+            line = _line_of(document, [*keys, key]) or 1
+            expected = ", ".join(str(option) for option in error.validator_value)
+            problems.append(
+                (line, f"{_dotted([*keys, key])}: unknown name (expected one of: {expected})")
+            )
+            continue
         line = _line_of(document, keys) or 1
         problems.append((line, f"{_dotted(keys)}: {_explain(error)}"))
     problems.extend(_check_sources(document, data))
@@ -244,8 +253,6 @@ def _explain(error: Any) -> str:
         return f"must be {error.validator_value!r}, not {error.instance!r}"
     if validator == "pattern":
         return f"{error.instance!r} does not match {error.validator_value}"
-    if validator == "propertyNames":
-        return f"invalid key: {error.message}"
     if validator == "minItems":
         return "must not be empty"
     if validator == "required":

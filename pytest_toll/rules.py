@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 
 INSTRUCTIONS_SUBJECT = "(instructions)"
 
+#: The rules this module can report (toll.yaml ``rules:`` accepts exactly these and the others).
+RULE_IDS = ("E112", "E116", "E121", "E122", "E123", "E124", "E125", "E126", "E127", "E128", "E130")
+
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "description_min_chars": 20,
     "description_good_min": 40,

@@ -19,6 +19,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pytest_toll.findings import ERROR, INFO, WARN, Finding, RuleSettings
 from pytest_toll.skills import SKILL_FILE, Skill
 
+#: The rules this module can report (toll.yaml ``rules:`` accepts exactly these and the others).
+RULE_IDS = ("S101", "S102", "S103", "S104", "S105", "S106")
+
 #: Every threshold the S rules read, with its default (named as in ``limits:``).
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "skill_name_chars": 64,

@@ -44,3 +44,19 @@ def test_worst_first_and_has_errors() -> None:
     error = Finding("E121", "error", "c", "x")
     assert worst_first([info, warn, error]) == [error, warn, info]
     assert has_errors([info, error]) and not has_errors([info, warn])
+
+
+def test_unknown_names_are_errors_when_the_known_names_are_given() -> None:
+    with pytest.raises(
+        UsageError,
+        match=r"--limit\.tool_tokenz: unknown threshold \(expected one of: tool_tokens, total_tokens\)",
+    ):
+        RuleSettings.parse(
+            None, {"tool_tokenz": 5}, "--limit", known_thresholds=["total_tokens", "tool_tokens"]
+        )
+    with pytest.raises(UsageError, match=r"--rule\.E999: unknown rule"):
+        RuleSettings.parse({"E999": "off"}, None, "--rule", known_rules=["E125"])
+    assert (
+        RuleSettings.parse({"E125": "off"}, None, known_rules=["E125"]).severity("E125", "warn")
+        == "off"
+    )

@@ -86,6 +86,18 @@ def test_load_gives_plain_data_and_lines(tmp_path: Path) -> None:
         ("servers: [\n", "toll.yaml:2: invalid YAML"),
         ("- a\n", "toll.yaml:1: the ledger must be a mapping of sections, not a list"),
         ("rules: {E125: loud}\n", "toll.yaml:1: rules.E125: must be one of error, warn"),
+        (
+            "version: 1\nrules:\n  E125: off\n  E172: error\n",
+            "toll.yaml:4: rules.E172: unknown name (expected one of: E112, E116,",
+        ),
+        (
+            "limits:\n  tool_tokens: 500\n  tool_tokenz: 900\n",
+            "toll.yaml:3: limits.tool_tokenz: unknown name (expected one of: description_good_max,",
+        ),
+        (
+            "servers:\n  x:\n    tools_file: t.json\n    rules: {S999: off}\n",
+            "toll.yaml:4: servers.x.rules.S999: unknown name",
+        ),
         ("version: 2\n", "toll.yaml:1: version: must be 1, not 2"),
     ],
 )
@@ -232,3 +244,22 @@ def test_update_keeps_windows_line_endings(tmp_path: Path) -> None:
     assert update_ledger(path, {("tests", "t.py::a", "pin"): 5})
     assert path.read_bytes() == b"# pins\r\nversion: 1\r\ntests:\r\n  t.py::a: {pin: 5}\r\n"
     assert not update_ledger(path, {("tests", "t.py::a", "pin"): 5})
+
+
+def test_schema_names_every_rule_and_limit_the_rules_modules_know() -> None:
+    """The shipped schema's closed lists stay in step with the rules that read them."""
+    import json
+    import re
+
+    from pytest_toll import decisions, rules, skill_rules
+    from pytest_toll.ledger import SCHEMA_PATH
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    limits = set(schema["properties"]["limits"]["propertyNames"]["enum"])
+    assert limits == set(rules.DEFAULT_THRESHOLDS) | set(skill_rules.DEFAULT_THRESHOLDS)
+    rule_ids = schema["$defs"]["rules"]["propertyNames"]["enum"]
+    assert rule_ids == [*rules.RULE_IDS, *skill_rules.RULE_IDS, *decisions.RULE_IDS]
+    for module in (rules, skill_rules, decisions):
+        source = Path(module.__file__ or "").read_text(encoding="utf-8")
+        used = set(re.findall(r'"((?:E|S|TL)\d{3})"', source))
+        assert used == set(module.RULE_IDS), module.__name__

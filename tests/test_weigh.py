@@ -227,6 +227,8 @@ def test_toll_weigh_a_stdio_server_after_double_dash(capsys: pytest.CaptureFixtu
         (["--header", "=secret"], "toll: error: --header takes KEY=VALUE, got ''…"),
         (["--rule", "E121=loud"], "--rule/--limit.E121: severity must be one of"),
         (["--limit", "tool_tokens=lots"], "--limit tool_tokens: must be a number, not 'lots'"),
+        (["--limit", "tool_tokenz=5"], "--rule/--limit.tool_tokenz: unknown threshold"),
+        (["--rule", "E999=off"], "--rule/--limit.E999: unknown rule (expected one of: E112,"),
         (["--env", "A=1", "--tools", "x.json"], "--env applies to a stdio server"),
         (["--header", "A=1", "--tools", "x.json"], "--header applies to --url"),
         ([], "give exactly one source of tools"),

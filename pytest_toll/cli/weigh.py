@@ -107,7 +107,15 @@ def run(args: argparse.Namespace) -> int:
         }
     except ValueError as error:
         return fail(str(error))
-    settings = RuleSettings.parse(severities, limits, source="--rule/--limit")
+    from pytest_toll.rules import DEFAULT_THRESHOLDS, RULE_IDS
+
+    settings = RuleSettings.parse(
+        severities,
+        limits,
+        source="--rule/--limit",
+        known_rules=RULE_IDS,
+        known_thresholds=DEFAULT_THRESHOLDS,
+    )
     if env and not command:
         raise UsageError("--env applies to a stdio server (-- COMMAND)")
     if headers and not args.url:
