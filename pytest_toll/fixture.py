@@ -37,6 +37,8 @@ class Toll:
 
     nodeid: str
     window: int = 1_000_000
+    #: The model catalogue with toll.yaml's ``models:`` overrides (None: the shipped one).
+    catalogue: Any = None
     records: list[Record] = field(default_factory=list)
 
     @property
@@ -102,12 +104,17 @@ class Toll:
         """Measure one whole call (``pytest_toll.calls.measure``); records its total.
 
         The recorded number is the o200k total of system + messages + skills + tools, the
-        deterministic count budgets use; native or scaled counts stay in the returned report.
+        deterministic count budgets use, also when ``exact=True`` asked for native counts;
+        native or scaled counts stay in the returned report.
         """
         from pytest_toll.calls import measure
+        from pytest_toll.tokens import O200K
 
+        if self.catalogue is not None:
+            call.setdefault("catalogue", self.catalogue)
         report = measure(model, **call)
-        self._record(name or f"call {model}", "call", int(report.total.tokens), str(report.method))
+        method = O200K if report.o200k is not None else str(report.method)
+        self._record(name or f"call {model}", "call", int(report.graded_tokens), method)
         return report
 
     def transcripts(self, *roots: str | Path, name: str | None = None, **scan: Any) -> Any:

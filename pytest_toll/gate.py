@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -170,15 +171,24 @@ def resolve_settings(
     )
 
 
+def ledger_catalogue(ledger: Ledger) -> Any:
+    """The model catalogue with the ledger's ``models:`` overrides applied.
+
+    Errors in the overrides name the ledger and the line of its ``models:`` section.
+    """
+    from pytest_toll.models import load_models
+
+    line = ledger.line_of(("models",)) or 1
+    return load_models(ledger.data.get("models"), source=f"{ledger.path}:{line}")
+
+
 def _model_window(ledger: Ledger) -> int:
     """The context window of the ledger's ``model:`` (with its ``models:`` overrides)."""
-    from pytest_toll.models import get_model
-
-    line = ledger.line_of(("model",))
+    catalogue = ledger_catalogue(ledger)
     try:
-        model = get_model(str(ledger.data["model"]), ledger.data.get("models"))
+        model = catalogue.get(str(ledger.data["model"]))
     except UsageError as error:
-        raise UsageError(f"{ledger.path}:{line}: model: {error}") from None
+        raise UsageError(f"{ledger.path}:{ledger.line_of(('model',))}: model: {error}") from None
     # A model with no known window leaves the default: the window is shown, never graded.
     return int(model.window) if model.window else DEFAULT_WINDOW
 
@@ -207,6 +217,13 @@ class TollState:
     @property
     def policy(self) -> Policy:
         return self.settings.policy
+
+    @cached_property
+    def catalogue(self) -> Any:
+        """The ledger's model catalogue, for ``toll.call``; None when it adds no models."""
+        if not self.ledger.data.get("models"):
+            return None
+        return ledger_catalogue(self.ledger)
 
     def entry_context(self) -> Any:
         from pytest_toll.entries import EntryContext

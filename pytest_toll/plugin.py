@@ -109,9 +109,11 @@ def pytest_configure(config: pytest.Config) -> None:
             update=update,
             allow_increase=bool(config.getoption("toll_allow_increase")),
         )
+        state = TollState(settings, ledger, worker=hasattr(config, "workerinput"))
+        state.catalogue  # noqa: B018 -- a broken models: section is a usage error up front
     except UsageError as error:
         raise pytest.UsageError(str(error)) from None
-    config.stash[STATE_KEY] = TollState(settings, ledger, worker=hasattr(config, "workerinput"))
+    config.stash[STATE_KEY] = state
     config.pluginmanager.register(TollSession(config), "toll-session")
     if ledger.exists:
         _collect_ledger_too(config, ledger.path)
@@ -215,8 +217,10 @@ def toll(request: pytest.FixtureRequest) -> Toll:
     from pytest_toll.fixture import Toll
 
     state = request.config.stash.get(STATE_KEY, None)
-    window = state.settings.window if state is not None else 1_000_000
-    meter = Toll(request.node.nodeid, window=window)
+    if state is None:
+        meter = Toll(request.node.nodeid)
+    else:
+        meter = Toll(request.node.nodeid, state.settings.window, state.catalogue)
     request.node.stash[METER_KEY] = meter
     return meter
 

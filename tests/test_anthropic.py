@@ -472,3 +472,27 @@ def test_cli_calibrate_exact(anthropic_server: FakeAnthropic, tmp_path: Path) ->
         }
     ]
     assert report["source"] == "anthropic count_tokens"
+
+
+def test_the_toll_fixture_records_the_o200k_count_of_an_exact_call(
+    anthropic_server: FakeAnthropic,
+) -> None:
+    from pytest_toll.fixture import Toll
+
+    meter = Toll("tests/test_agent.py::test_call")
+    with client_for(anthropic_server) as client:
+        report = meter.call(
+            "claude-sonnet-5",
+            system="Be careful.",
+            messages=MESSAGES,
+            tools=TOOLS,
+            exact=True,
+            client=client,
+        )
+    estimate = measure("claude-sonnet-5", "Be careful.", MESSAGES, TOOLS)
+    assert report.method == "native"
+    assert report.total.tokens != estimate.total.tokens
+    # Budgets and pins grade the deterministic o200k count, never the provider's.
+    assert [(record.tokens, record.method) for record in meter.records] == [
+        (estimate.total.tokens, "o200k")
+    ]

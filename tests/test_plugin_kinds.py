@@ -98,6 +98,8 @@ def test_transcripts_section_is_one_item_with_its_rules(pytester: pytest.Pyteste
     ledger.write_text(text)
     duplicated = run(pytester, "--toll")
     duplicated.stdout.fnmatch_lines(["*TL004*Read*"])
+    duplicated.assert_outcomes(failed=1)
+    duplicated.stdout.fnmatch_lines(["1 failed on rules or strictness; pins: 1 passed, *"])
 
 
 def test_no_transcripts_is_an_error_not_a_pass(pytester: pytest.Pytester) -> None:
@@ -155,3 +157,22 @@ def test_per_test_totals_reach_junit_xml(pytester: pytest.Pytester) -> None:
     )
     run(pytester, "--junitxml", "junit.xml").assert_outcomes(passed=1)
     assert '<property name="toll_tokens" value="3" />' in (pytester.path / "junit.xml").read_text()
+
+
+def test_toll_call_uses_the_models_the_ledger_adds(pytester: pytest.Pytester) -> None:
+    (pytester.path / "toll.yaml").write_text(
+        "models:\n  house-model: {provider: openai, window: 64000, prices: {input: 2.0}}\n"
+    )
+    pytester.makepyfile(
+        test_call="""
+        def test_call(toll):
+            report = toll.call("house-model", messages=[{"role": "user", "content": "hi"}])
+            assert report.window == 64000
+            assert report.total.cost_usd == report.total.tokens * 2.0 / 1e6
+        """
+    )
+    run(pytester, "--toll").assert_outcomes(passed=1)
+    (pytester.path / "toll.yaml").write_text("models:\n  house-model: {window: 64000}\n")
+    broken = run(pytester, "--toll")
+    assert broken.ret == pytest.ExitCode.USAGE_ERROR
+    broken.stderr.fnmatch_lines([f"*{pytester.path / 'toll.yaml'}:1: models.house-model*"])
