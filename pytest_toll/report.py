@@ -46,6 +46,7 @@ _SYMBOL = {
 
 
 _TALLY = {**{name: name.replace("_", " ") for name in OUTCOMES}, ERROR: "errors"}
+_FAILING_OUTCOMES = (REGRESSED, OVER_BUDGET, ERROR)
 
 
 def _delta(measured: int | None, pin: int | None) -> int | None:
@@ -307,6 +308,13 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
     lines.append((window_line(report), ""))
     counts = report.counts
     tally = ", ".join(f"{counts[name]} {_TALLY[name]}" for name in OUTCOMES)
+    # Counts are pin outcomes; an entry can meet its pin and still fail on a rule error (or
+    # as stale under --toll-strict), so those are named first rather than hidden in "passed".
+    failing_otherwise = sum(
+        1 for entry in report.entries if entry.failed and entry.outcome not in _FAILING_OUTCOMES
+    )
+    if failing_otherwise:
+        tally = f"{failing_otherwise} failed on rules or strictness; pins: {tally}"
     lines.append((tally, "red" if report.failed else "green"))
     improved = [entry for entry in report.entries if entry.outcome == IMPROVED]
     if improved and not report.update:

@@ -296,6 +296,9 @@ def test_partial_runs_keep_entries_and_full_runs_report_stale(pytester: pytest.P
     ]
     strict = run(pytester, "--toll", "--toll-strict")
     assert strict.ret == pytest.ExitCode.TESTS_FAILED
+    strict.stdout.fnmatch_lines(
+        ["1 failed on rules or strictness; pins: 1 passed, *, 1 new, 1 stale"]
+    )
     # A full update removes the pin-only stale entry and pins the new test.
     run(pytester, "--toll", "--toll-update").assert_outcomes(passed=2)
     assert ledger.read_text() == (
