@@ -681,6 +681,18 @@ def select_files(
     return files[:limit] if limit is not None else files
 
 
+def transcript_files(
+    roots: Sequence[Path], since_days: float | None = None, limit: int | None = None
+) -> list[tuple[Path, os.stat_result]]:
+    """``select_files``, where finding none is could-not-judge, never an empty pass."""
+    files = select_files(roots, since_days, limit)
+    if not files:
+        raise CouldNotJudge(
+            f"no transcripts found under {', '.join(map(str, roots)) or 'no roots'}"
+        )
+    return files
+
+
 def _summarize_for_pool(path: str, drift: bool) -> FileSummary:
     return summarize_file(Path(path), drift=drift)
 
@@ -967,11 +979,7 @@ def scan(
     progress: bool = False,
 ) -> TollReport:
     """The toll table of every transcript under ``roots``; CouldNotJudge when there is none."""
-    files = select_files(roots, since_days, limit)
-    if not files:
-        raise CouldNotJudge(
-            f"no transcripts found under {', '.join(map(str, roots)) or 'no roots'}"
-        )
+    files = transcript_files(roots, since_days, limit)
     summaries, _ = summarize_files(files, cache=cache, workers=workers, progress=progress)
     report = build_report(summaries)
     if report.calls == 0:
@@ -1050,11 +1058,7 @@ def drift(
     workers: int | None = None,
     progress: bool = False,
 ) -> DriftReport:
-    files = select_files(roots, since_days, limit)
-    if not files:
-        raise CouldNotJudge(
-            f"no transcripts found under {', '.join(map(str, roots)) or 'no roots'}"
-        )
+    files = transcript_files(roots, since_days, limit)
     summaries, _ = summarize_files(
         files, drift=True, cache=cache, workers=workers, progress=progress
     )

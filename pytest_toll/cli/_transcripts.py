@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def add_root_options(parser: argparse.ArgumentParser, *, selection: bool = True) -> None:
@@ -67,6 +68,17 @@ def cache_of(args: argparse.Namespace) -> Path | None:
 
 def progress_wanted() -> bool:
     return sys.stderr.isatty()
+
+
+def reading_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments every transcript-reading verb passes to the core."""
+    return {
+        "since_days": args.since_days,
+        "limit": args.limit,
+        "cache": cache_of(args),
+        "workers": args.workers,
+        "progress": progress_wanted(),
+    }
 
 
 def report_problems(problems: dict[str, list[str]], unreadable: dict[str, int]) -> None:

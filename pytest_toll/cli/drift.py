@@ -6,7 +6,7 @@ import argparse
 import json
 
 from pytest_toll.cli import EXIT_OK
-from pytest_toll.cli._transcripts import add_root_options, cache_of, progress_wanted, roots_of
+from pytest_toll.cli._transcripts import add_root_options, reading_options, roots_of
 
 # Below this many turns one odd turn (a resumed session, a cache reset) can swing the ratio.
 FEW_TURNS = 20
@@ -20,14 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pytest_toll.tolls import DRIFT_LIMITS, DRIFT_METHOD, drift
 
-    report = drift(
-        roots_of(args),
-        since_days=args.since_days,
-        limit=args.limit,
-        cache=cache_of(args),
-        workers=args.workers,
-        progress=progress_wanted(),
-    )
+    report = drift(roots_of(args), **reading_options(args))
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
         return EXIT_OK

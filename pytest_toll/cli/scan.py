@@ -9,8 +9,7 @@ from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli._transcripts import (
     _positive,
     add_root_options,
-    cache_of,
-    progress_wanted,
+    reading_options,
     report_problems,
     roots_of,
 )
@@ -33,14 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pytest_toll.tolls import scan
 
-    report = scan(
-        roots_of(args),
-        since_days=args.since_days,
-        limit=args.limit,
-        cache=cache_of(args),
-        workers=args.workers,
-        progress=progress_wanted(),
-    )
+    report = scan(roots_of(args), **reading_options(args))
     report_problems(report.problems, report.unreadable_by_file)
     if args.json:
         shown = report.top(args.top)
