@@ -544,18 +544,13 @@ class HttpSession:
             )
         return remaining
 
-    def _post(self, method: str, message: Mapping[str, Any]) -> httpx.Response:
+    @contextlib.contextmanager
+    def _transport_errors(self, method: str) -> Iterator[None]:
+        """httpx's timeouts and transport failures, as could-not-judge naming the URL."""
         import httpx
 
-        request = self._client.build_request(
-            "POST",
-            self.url,
-            content=json.dumps(message).encode(),
-            headers=self._headers(method),
-            timeout=self._remaining(method),
-        )
         try:
-            return self._client.send(request, stream=True)
+            yield
         except httpx.TimeoutException:
             raise CouldNotJudge(
                 f"{self.url}: no answer to {method} within the {self._timeout:g}s timeout"
@@ -565,6 +560,17 @@ class HttpSession:
                 f"{self.url}: {method} failed: {type(error).__name__}: {error}"
             ) from None
 
+    def _post(self, method: str, message: Mapping[str, Any]) -> httpx.Response:
+        request = self._client.build_request(
+            "POST",
+            self.url,
+            content=json.dumps(message).encode(),
+            headers=self._headers(method),
+            timeout=self._remaining(method),
+        )
+        with self._transport_errors(method):
+            return self._client.send(request, stream=True)
+
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
@@ -572,7 +578,8 @@ class HttpSession:
         response = self._post(method, message)
         try:
             if response.status_code >= 400:
-                response.read()
+                with self._transport_errors(method):
+                    response.read()
                 raise CouldNotJudge(self._http_fault(method, response))
         finally:
             response.close()
@@ -590,39 +597,33 @@ class HttpSession:
         return f"{self.url}: HTTP {response.status_code} to {method}{hint}{shown}"
 
     def request(self, method: str, params: Mapping[str, Any] | None) -> Any:
-        import httpx
-
         request_id = next(self._ids)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = dict(params)
         response = self._post(method, message)
+        # Reading the body can time out or break too, not only sending the request.
         try:
-            if method == "initialize":
-                self.session_id = response.headers.get("mcp-session-id")
-            content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-            self.content_types.append(content_type)
-            if content_type == "text/event-stream" and response.status_code < 400:
-                answer = self._answer_from_stream(method, request_id, response)
-            elif content_type == "application/json":
-                response.read()
-                answer = self._answer_from_json(method, request_id, response)
-            else:
-                response.read()
-                if response.status_code >= 300:
-                    raise CouldNotJudge(self._http_fault(method, response))
-                raise CouldNotJudge(
-                    f"{self.url}: answer to {method} is {content_type or 'untyped'} "
-                    f"(HTTP {response.status_code}), not JSON or an event stream"
+            with self._transport_errors(method):
+                if method == "initialize":
+                    self.session_id = response.headers.get("mcp-session-id")
+                content_type = (
+                    response.headers.get("content-type", "").split(";")[0].strip().lower()
                 )
-        except httpx.TimeoutException:
-            raise CouldNotJudge(
-                f"{self.url}: no answer to {method} within the {self._timeout:g}s timeout"
-            ) from None
-        except httpx.HTTPError as error:
-            raise CouldNotJudge(
-                f"{self.url}: {method} failed: {type(error).__name__}: {error}"
-            ) from None
+                self.content_types.append(content_type)
+                if content_type == "text/event-stream" and response.status_code < 400:
+                    answer = self._answer_from_stream(method, request_id, response)
+                elif content_type == "application/json":
+                    response.read()
+                    answer = self._answer_from_json(method, request_id, response)
+                else:
+                    response.read()
+                    if response.status_code >= 300:
+                        raise CouldNotJudge(self._http_fault(method, response))
+                    raise CouldNotJudge(
+                        f"{self.url}: answer to {method} is {content_type or 'untyped'} "
+                        f"(HTTP {response.status_code}), not JSON or an event stream"
+                    )
         finally:
             response.close()
         if "error" in answer:
