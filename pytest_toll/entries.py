@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,9 @@ class EntryContext:
     limits: Mapping[str, Any] = field(default_factory=dict)
     duplicate_decisions: tuple[tuple[str, int], ...] = ()
     source: str = "toll.yaml"
+    #: The ledger's top-level ``model:`` and its catalogue with ``models:`` overrides.
+    model: str | None = None
+    catalogue: Any = None
 
     def settings(self, entry: Mapping[str, Any], where: str) -> RuleSettings:
         """Ledger-wide rule severities and limits, overridden by the entry's own ``rules``."""
@@ -69,7 +73,8 @@ def measure_servers(name: str, entry: Mapping[str, Any], context: EntryContext) 
     tools_file = entry.get("tools_file")
     command = entry.get("command")
     if isinstance(command, str):
-        command = command.split()
+        # Split like a shell would, but never run one.
+        command = shlex.split(command)
     cwd = context.resolve(entry["cwd"]) if entry.get("cwd") else context.root
     from pytest_toll.definitions import weigh_source
 
@@ -150,11 +155,30 @@ def measure_transcripts(name: str, entry: Mapping[str, Any], context: EntryConte
     )
 
 
+def measure_calls(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+    """One whole call built from files: its o200k total, and each part beside it."""
+    from pytest_toll.calls import PARTS, measure_entry
+
+    report = measure_entry(
+        entry,
+        root=context.root,
+        where=f"calls.{name}",
+        default_model=context.model,
+        catalogue=context.catalogue,
+    )
+    return Measurement(
+        total=int(report.graded_tokens),
+        method=str(report.method),
+        parts={part: int(report.parts[part].tokens) for part in PARTS},
+    )
+
+
 Measurer = Callable[[str, Mapping[str, Any], EntryContext], Measurement]
 
 #: The ledger sections whose entries are collected as items, in collection order.
 MEASURERS: dict[str, Measurer] = {
     "servers": measure_servers,
     "skills": measure_skills,
+    "calls": measure_calls,
     "transcripts": measure_transcripts,
 }

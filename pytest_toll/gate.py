@@ -236,6 +236,8 @@ class TollState:
             limits=data.get("limits") or {},
             duplicate_decisions=tuple(self.ledger.duplicate_decisions),
             source=str(self.ledger.path),
+            model=data.get("model"),
+            catalogue=self.catalogue,
         )
 
     def add_result(self, data: Mapping[str, Any]) -> None:

@@ -9,6 +9,8 @@ Where pins live, per kind:
   in the diff and ratcheted like the total, but the gate is the total;
 - ``skills``: ``pin`` is a map ``{metadata, body, references}`` and every level is gated
   on its own (metadata growing cannot hide behind a shorter body);
+- ``calls``: ``pin`` is the call's o200k total (gated); ``parts`` holds the pins of
+  messages, system, skills and tools, shown in the diff and ratcheted like the total;
 - ``tests``: ``pin`` is the test's measured total.
 """
 
@@ -34,12 +36,14 @@ from pytest_toll.report import (
 TOTAL_PIN_KEY: dict[str, str | None] = {
     "servers": "pin",
     "skills": None,
+    "calls": "pin",
     "tests": "pin",
     "transcripts": None,
 }
 PART_PINS_KEY: dict[str, str | None] = {
     "servers": "tools",
     "skills": "pin",
+    "calls": "parts",
     "tests": None,
     "transcripts": None,
 }

@@ -176,3 +176,48 @@ def test_toll_call_uses_the_models_the_ledger_adds(pytester: pytest.Pytester) ->
     broken = run(pytester, "--toll")
     assert broken.ret == pytest.ExitCode.USAGE_ERROR
     broken.stderr.fnmatch_lines([f"*{pytester.path / 'toll.yaml'}:1: models.house-model*"])
+
+
+def test_a_call_is_pinned_part_by_part_and_gated_on_its_total(pytester: pytest.Pytester) -> None:
+    from pytest_toll.calls import measure
+
+    system = "You answer questions about the user's notes. Be brief."
+    messages = [{"role": "user", "content": "What did I write about the release?"}]
+    tools = [
+        {"name": "search_notes", "description": "Search notes.", "inputSchema": {"type": "object"}}
+    ]
+    (pytester.path / "system.md").write_text(system)
+    (pytester.path / "messages.json").write_text(json.dumps(messages))
+    (pytester.path / "tools.json").write_text(json.dumps(tools))
+    ledger = pytester.path / "toll.yaml"
+    ledger.write_text(
+        "model: gpt-6.2-sol\n"
+        "calls:\n"
+        "  support:  # the first turn of a support chat\n"
+        "    system: system.md\n"
+        "    messages: messages.json\n"
+        "    tools: tools.json\n"
+        "    budget: 500\n"
+    )
+    expected = measure("gpt-6.2-sol", system, messages, tools)
+    parts = {
+        name: expected.parts[name].tokens for name in ("messages", "system", "skills", "tools")
+    }
+    run(pytester, "--toll", "--toll-update").assert_outcomes(passed=1)
+    assert ledger.read_text() == (
+        "model: gpt-6.2-sol\n"
+        "calls:\n"
+        "  support:  # the first turn of a support chat\n"
+        "    system: system.md\n"
+        "    messages: messages.json\n"
+        "    tools: tools.json\n"
+        "    budget: 500\n"
+        f"    pin: {expected.total.tokens}\n"
+        "    parts:\n" + "".join(f"      {name}: {tokens}\n" for name, tokens in parts.items())
+    )
+    (pytester.path / "system.md").write_text(system + " Cite the note you used.")
+    regressed = run(pytester, "--toll")
+    regressed.assert_outcomes(failed=1)
+    regressed.stdout.fnmatch_lines(
+        ["*calls::support: regressed by * tok against the pin*", "*system*"]
+    )
