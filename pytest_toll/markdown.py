@@ -111,9 +111,12 @@ def fixed_cost_line(report: Mapping[str, Any]) -> str:
     fixed = report.get("fixed_cost") or {}
     tokens = int(fixed.get("tokens", 0))
     window = int(report.get("window", 0)) or 1
+    share = 100 * tokens / window
+    # As the terminal summary shows it: two decimals below 1%, so a small surface is not 0.
+    shown = f"{share:.1f}" if share >= 1 else f"{share:.2f}"
     return (
         f"Fixed cost per request (server definitions + skill metadata): "
-        f"**{tokens:,} tok (o200k)**, ~{100 * tokens / window:.1f}% of a {window:,}-token window."
+        f"**{tokens:,} tok (o200k)**, ~{shown}% of a {window:,}-token window."
     )
 
 

@@ -65,7 +65,7 @@ EXPECTED_MARKDOWN = """\
 
 ❌ **Gate failed**: 1 regressed, 1 over budget, 1 error · 1 improved
 
-Fixed cost per request (server definitions + skill metadata): **1,074 tok (o200k)**, ~0.1% of a 1,000,000-token window.
+Fixed cost per request (server definitions + skill metadata): **1,074 tok (o200k)**, ~0.11% of a 1,000,000-token window.
 
 | | entry | measured | pin | budget | change | method |
 |---|---|--:|--:|--:|--:|---|
@@ -114,7 +114,7 @@ def test_markdown_for_a_passing_run() -> None:
     assert markdown.render(report.as_dict()) == (
         "## pytest-toll: context cost\n\n✅ **Gate passed** · 1 passed\n\n"
         "Fixed cost per request (server definitions + skill metadata): **812 tok (o200k)**, "
-        "~0.4% of a 200,000-token window.\n\n"
+        "~0.41% of a 200,000-token window.\n\n"
         "| | entry | measured | pin | budget | change | method |\n"
         "|---|---|--:|--:|--:|--:|---|\n"
         "| ✅ ok | servers::notes | 812 | 812 | 2,000 | 0 | o200k |\n"
@@ -350,7 +350,7 @@ def test_markdown_for_an_empty_run() -> None:
     assert markdown.render(report.as_dict()) == (
         "## pytest-toll: context cost\n\n✅ **Gate passed**\n\n"
         "Fixed cost per request (server definitions + skill metadata): **0 tok (o200k)**, "
-        "~0.0% of a 1,000-token window.\n\nNo ledger entries or measured tests.\n"
+        "~0.00% of a 1,000-token window.\n\nNo ledger entries or measured tests.\n"
     )
 
 
