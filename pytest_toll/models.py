@@ -19,6 +19,7 @@ guessed zero, so a cost computed from it is absent too; an explicit ``0`` is a r
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +31,7 @@ CATALOGUE_PATH = Path(__file__).parent / "data" / "models.yaml"
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write", "cache_write_5m", "cache_write_1h")
 PER_MILLION = 1_000_000
 USER_SOURCE = "toll.yaml"
+_SNAPSHOT_DATE = re.compile(r"-20\d{6}$")
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,10 @@ class Catalogue:
         for candidate in self.models.values():
             if name in candidate.aliases:
                 return candidate
-        return None
+        # A dated snapshot id (claude-sonnet-4-5-20250929) as transcripts record it: the
+        # catalogue row of its model, unless the catalogue names the snapshot itself.
+        undated = _SNAPSHOT_DATE.sub("", name)
+        return self.find(undated) if undated != name else None
 
     def get(self, name: str) -> Model:
         model = self.find(name)

@@ -241,3 +241,12 @@ def test_google_prompt_size_tier() -> None:
     assert gemini.cost_usd(200_000) == pytest.approx(0.25)
     assert gemini.cost_usd(300_000) == pytest.approx(0.75)
     assert gemini.prices_for(200_001).output == 15
+
+
+def test_a_dated_snapshot_id_finds_its_model_row() -> None:
+    catalogue = load_models()
+    sonnet = catalogue.get("claude-sonnet-4-5-20250929")
+    assert sonnet.name == "claude-sonnet-4-5" and sonnet.window == 200_000
+    assert catalogue.get("claude-sonnet-5-20260630").name == "claude-sonnet-5"
+    assert catalogue.find("claude-sonnet-9-20260101") is None
+    assert catalogue.find("claude-sonnet-5-2026") is None  # not a date suffix
