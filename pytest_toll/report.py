@@ -294,6 +294,13 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
     else:
         lines.append(("no ledger entries or measured tests", ""))
     for entry in report.entries:
+        # Pins that are not token totals (waste_ratio_pin) have no column of their own.
+        for other in entry.other_pins:
+            pin = "-" if other["pin"] is None else f"{other['pin']:g}"
+            lines.append(
+                (f"{entry.label}: {other['key']} {pin}, measured {other['measured']:g}", "")
+            )
+    for entry in report.entries:
         for finding in entry.findings:
             if finding.get("severity") in ("error", "warn"):
                 subject = f" {finding['subject']}:" if finding.get("subject") else ""

@@ -90,6 +90,10 @@ def test_transcripts_section_is_one_item_with_its_rules(pytester: pytest.Pyteste
     seeded.assert_outcomes(passed=1)
     assert rows(seeded)[1] == ["new", "transcripts", "1,215", "-", "-", "-", "o200k"]
     assert ledger.read_text().endswith("  waste_ratio_pin: 0.0922\n")
+    seeded.stdout.fnmatch_lines(["transcripts: waste_ratio_pin -, measured 0.0922"])
+    run(pytester, "--toll").stdout.fnmatch_lines(
+        ["transcripts: waste_ratio_pin 0.0922, measured 0.0922"]
+    )
     # A repeated decision is rule TL004's to report, on the transcripts item.
     ledger.write_text(ledger.read_text() + "")
     text = ledger.read_text().replace(
