@@ -24,6 +24,7 @@ import re
 import shlex
 import sqlite3
 import sys
+import threading
 import time
 from collections import Counter as Tally
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -693,8 +694,18 @@ def transcript_files(
     return files
 
 
-def _summarize_for_pool(path: str, drift: bool) -> FileSummary:
-    return summarize_file(Path(path), drift=drift)
+def _single_threaded() -> bool:
+    """Whether this process runs one thread, counting threads started outside ``threading``
+    (execnet's, in a pytest-xdist worker) where the OS can tell."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return threading.active_count() == 1
+
+
+def _summarize_for_pool(job: tuple[str, bool]) -> tuple[str, FileSummary]:
+    path, drift = job
+    return path, summarize_file(Path(path), drift=drift)
 
 
 #: Below this much unread data a pool costs more than it saves.
@@ -748,22 +759,29 @@ def summarize_files(
     missing.sort(key=lambda item: item[1], reverse=True)
     if workers > 1 and stats.read_bytes >= POOL_MIN_BYTES:
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
 
         from pytest_toll.tokens import encoding
 
-        encoding()  # loaded once here; forked workers share it instead of each reading it
         stats.workers = workers
         methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = {
-                pool.submit(_summarize_for_pool, name, drift): (name, size, mtime)
-                for name, size, mtime in missing
-            }
-            for finished, future in enumerate(as_completed(futures), 1):
-                name, size, mtime = futures[future]
-                summary = future.result()
+        if "fork" in methods and _single_threaded():
+            # Forked workers share the vocabulary loaded here instead of each reading it.
+            # multiprocessing.Pool forks its workers before starting its own threads
+            # (concurrent.futures forks from a manager thread, which 3.12+ warns about).
+            encoding()
+            method: str | None = "fork"
+        else:
+            # Forking a multi-threaded process (a pytest-xdist worker, say) can leave a child
+            # blocked on a lock another thread held: such hosts pay for fresh interpreters.
+            method = "forkserver" if "forkserver" in methods else None
+        context = multiprocessing.get_context(method)
+        where = {name: (size, mtime) for name, size, mtime in missing}
+        jobs = [(name, drift) for name, _size, _mtime in missing]
+        with context.Pool(processes=workers) as pool:
+            for finished, (name, summary) in enumerate(
+                pool.imap_unordered(_summarize_for_pool, jobs), 1
+            ):
+                size, mtime = where[name]
                 summaries[name] = summary
                 done.append((name, kind, size, mtime, summary))
                 report(finished)
