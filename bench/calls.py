@@ -26,8 +26,9 @@ import statistics
 import time
 from typing import Any
 
-from pytest_toll import calls, tokens
-from pytest_toll.tools import normalize_tools
+from pytest_toll.calls import measuring as calls
+from pytest_toll.core import tokens
+from pytest_toll.definitions.tools import normalize_tools
 
 
 def make_workload(

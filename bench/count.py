@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_toll import tokens
+from pytest_toll.core import tokens
 
 WORDS = (
     "the agent reads a file and returns its contents to the model which then decides "

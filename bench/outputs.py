@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pytest_toll import github, markdown, outputs, sarif
-from pytest_toll.report import EntryResult, PartResult, SessionReport
+from pytest_toll.report import github, markdown, outputs, sarif
+from pytest_toll.report.model import EntryResult, PartResult, SessionReport
 
 OUTCOMES = ("passed", "passed", "passed", "improved", "regressed", "over_budget", "new")
 

@@ -235,7 +235,7 @@ def generate(root: Path, megabytes: float, files: int, texts_out: Path, seed: in
 
 def _child(mode: str, root: str, cache: str, workers: int) -> None:
     if mode == "raw":
-        from pytest_toll.tokens import encoding
+        from pytest_toll.core.tokens import encoding
 
         encode = encoding().encode_ordinary
         started, cpu_started = time.perf_counter(), time.process_time()
@@ -245,8 +245,9 @@ def _child(mode: str, root: str, cache: str, workers: int) -> None:
                 tokens += len(encode(json.loads(line)))
         seconds = time.perf_counter() - started
     else:
-        from pytest_toll import tolls, transcripts
-        from pytest_toll.tokens import encoding
+        from pytest_toll.core.tokens import encoding
+        from pytest_toll.transcripts import readers as transcripts
+        from pytest_toll.transcripts import scan as tolls
 
         if mode == "json":
             transcripts._loads = json.loads

@@ -28,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_toll import tokens
-from pytest_toll.skills import measure_skills, metadata_text, normalize_newlines
+from pytest_toll.core import tokens
+from pytest_toll.skills.measure import measure_skills, metadata_text, normalize_newlines
 
 WORDS = (
     "read the invoice then check each line against the ledger and report any total that "

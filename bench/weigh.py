@@ -19,8 +19,8 @@ import random
 import time
 from typing import Any
 
-from pytest_toll import tokens
-from pytest_toll.tools import (
+from pytest_toll.core import tokens
+from pytest_toll.definitions.tools import (
     BREAKDOWN_TOP,
     _claude_json,
     claude_line,

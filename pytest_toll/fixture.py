@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.errors import CouldNotJudge
+from pytest_toll.core.errors import CouldNotJudge
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class Toll:
 
     def text(self, name: str, text: str) -> int:
         """Count ``text`` (o200k) and record it as ``name``; returns its tokens."""
-        from pytest_toll.tokens import O200K, count
+        from pytest_toll.core.tokens import O200K, count
 
         if not isinstance(text, str):
             raise TypeError(f"toll.text({name!r}, …) needs a str, not {type(text).__name__}")
@@ -91,8 +91,8 @@ class Toll:
 
     def skills(self, path: str | Path, *, name: str | None = None) -> Any:
         """Measure a skill (or a directory of skills); records metadata + body + references."""
-        from pytest_toll.entries import skill_levels
-        from pytest_toll.skills import measure_skills
+        from pytest_toll.gate.measurers import skill_levels
+        from pytest_toll.skills.measure import measure_skills
 
         report = measure_skills(Path(path), window=self.window)
         levels = skill_levels(report, str(path))
@@ -107,8 +107,8 @@ class Toll:
         deterministic count budgets use, also when ``exact=True`` asked for native counts;
         native or scaled counts stay in the returned report.
         """
-        from pytest_toll.calls import measure
-        from pytest_toll.tokens import O200K
+        from pytest_toll.calls.measuring import measure
+        from pytest_toll.core.tokens import O200K
 
         if self.catalogue is not None:
             call.setdefault("catalogue", self.catalogue)
@@ -118,9 +118,9 @@ class Toll:
         return report
 
     def transcripts(self, *roots: str | Path, name: str | None = None, **scan: Any) -> Any:
-        """The tolls under ``roots`` (``pytest_toll.tolls.scan``); records the ok tool-result
+        """The tolls under ``roots`` (``pytest_toll.transcripts.scan.scan``); records the ok tool-result
         tokens they paid. No transcripts or no tool calls is CouldNotJudge, never zero."""
-        from pytest_toll.tolls import scan as scan_tolls
+        from pytest_toll.transcripts.scan import scan as scan_tolls
 
         report = scan_tolls([Path(root) for root in roots], **scan)
         self._record(name or "transcripts", "transcripts", int(report.ok_tokens), "o200k")
@@ -132,18 +132,18 @@ SERVER_KEYS = frozenset({"command", "url", "tools_file"})
 
 def _weigh(tools_or_server: Any, window: int) -> Any:
     if isinstance(tools_or_server, Mapping) and SERVER_KEYS & set(tools_or_server):
-        from pytest_toll.definitions import weigh_source
+        from pytest_toll.definitions.source import weigh_source
 
         arguments = dict(tools_or_server)
         arguments.setdefault("window", window)
         return weigh_source(**arguments)
     if isinstance(tools_or_server, str | Path):
-        from pytest_toll.tools import load_tools_file, weigh
+        from pytest_toll.definitions.tools import load_tools_file, weigh
 
         tools, shape = load_tools_file(tools_or_server)
         return weigh(tools, target=str(tools_or_server), source_shape=shape, window=window)
     if isinstance(tools_or_server, Mapping | Sequence):
-        from pytest_toll.tools import normalize_tools, weigh
+        from pytest_toll.definitions.tools import normalize_tools, weigh
 
         tools, shape = normalize_tools(tools_or_server)
         return weigh(tools, target="tools", source_shape=shape, window=window)

@@ -2,7 +2,7 @@
 
 The ledger file is a collector, each section a collector and each entry an item, so node
 ids, ``-k`` and ``--co`` work as for Python tests. An item measures its entry through the
-registry in :mod:`pytest_toll.entries`, judges it (:func:`pytest_toll.ratchet.judge`),
+registry in :mod:`pytest_toll.gate.measurers`, judges it (:func:`pytest_toll.ratchet.judge`),
 leaves the result on its report as a plain dict (how it reaches the xdist controller), and
 fails with a short table rather than a traceback.
 """
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from pytest_toll.errors import CouldNotJudge
+from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.plugin import RESULT_PROPERTY, require_state, state_of
-from pytest_toll.report import EntryResult, failure_text
+from pytest_toll.report.model import EntryResult, failure_text
 
 
 class EntryFailed(Exception):
@@ -31,7 +31,7 @@ class LedgerFile(pytest.File):
     """The ledger: one section collector per entry kind present."""
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
-        from pytest_toll.entries import MEASURERS
+        from pytest_toll.gate.measurers import MEASURERS
 
         state = state_of(self.config)
         if state is None:
@@ -73,8 +73,8 @@ class LedgerItem(pytest.Item):
         return (self.kind,) if self.kind == "transcripts" else (self.kind, self.entry_name)
 
     def runtest(self) -> None:
-        from pytest_toll.entries import MEASURERS
-        from pytest_toll.ratchet import judge
+        from pytest_toll.gate.measurers import MEASURERS
+        from pytest_toll.gate.ratchet import judge
 
         state = require_state(self.config)
         ledger = state.ledger

@@ -18,8 +18,8 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_toll.fixture import Toll
-    from pytest_toll.gate import TollState
-    from pytest_toll.report import EntryResult
+    from pytest_toll.gate.session import TollState
+    from pytest_toll.report.model import EntryResult
 
 STATE_KEY = pytest.StashKey["TollState"]()
 METER_KEY = pytest.StashKey["Toll"]()
@@ -96,8 +96,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if not config.getoption("toll") or config.option.help:
         return
-    from pytest_toll.errors import UsageError
-    from pytest_toll.gate import TollState, open_ledger, resolve_settings
+    from pytest_toll.core.errors import UsageError
+    from pytest_toll.gate.session import TollState, open_ledger, resolve_settings
 
     sources = _sources(config)
     update = bool(config.getoption("toll_update"))
@@ -120,7 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _sources(config: pytest.Config) -> Any:
-    from pytest_toll.gate import Sources
+    from pytest_toll.gate.session import Sources
 
     names = ("ledger", "strict", "json", "window", "tolerance", "markdown", "badge", "sarif")
     inipath = config.inipath
@@ -242,7 +242,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         raise
     result = _judge_test(item, meter, budget, errored=False)
     if result is not None and result.failed:
-        from pytest_toll.report import failure_text
+        from pytest_toll.report.model import failure_text
 
         pytest.fail(failure_text(result), pytrace=False)
     return outcome
@@ -252,7 +252,7 @@ def _judge_test(
     item: pytest.Item, meter: Toll | None, budget: int | None, *, errored: bool
 ) -> EntryResult | None:
     """Judge a test's measured total; None when there is nothing to judge it against."""
-    from pytest_toll.ratchet import Measurement, Policy, judge
+    from pytest_toll.gate.ratchet import Measurement, Policy, judge
 
     state = item.config.stash.get(STATE_KEY, None)
     nodeid = item.nodeid
@@ -331,7 +331,7 @@ class TollSession:
             return
         if exitstatus == pytest.ExitCode.USAGE_ERROR or self.config.option.collectonly:
             return
-        from pytest_toll.gate import finish
+        from pytest_toll.gate.session import finish
 
         report = finish(
             state, partial=_partial(session, exitstatus), ledger_name=_ledger_name(self.config)
@@ -346,7 +346,7 @@ class TollSession:
         if state.worker or state.report is None:
             return
         try:
-            from pytest_toll.report import summary_lines
+            from pytest_toll.report.model import summary_lines
 
             terminalreporter.section("toll summary")
             for text, colour in summary_lines(state.report):
@@ -390,7 +390,7 @@ def _write_outputs(state: TollState, report: dict[str, Any]) -> None:
     if not (github or settings.markdown or settings.badge or settings.sarif):
         return
     try:
-        from pytest_toll.outputs import write_outputs
+        from pytest_toll.report.outputs import write_outputs
 
         write_outputs(
             report,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_toll import tokens
+from pytest_toll.core import tokens
 
 # tiktoken caches a downloaded vocabulary under sha1(its URL); placing our shipped file there
 # lets tiktoken build its own o200k_base with no network, to serve as the reference.

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import NoReturn, Protocol
 
 from pytest_toll._version import __version__
-from pytest_toll.errors import CouldNotJudge
+from pytest_toll.core.errors import CouldNotJudge
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1

@@ -53,7 +53,7 @@ def _positive(value: str) -> int:
 
 
 def roots_of(args: argparse.Namespace) -> list[Path]:
-    from pytest_toll.transcripts import default_roots
+    from pytest_toll.transcripts.readers import default_roots
 
     if args.root:
         return [Path(root).expanduser() for root in args.root]
@@ -61,7 +61,7 @@ def roots_of(args: argparse.Namespace) -> list[Path]:
 
 
 def cache_of(args: argparse.Namespace) -> Path | None:
-    from pytest_toll.tolls import cache_dir
+    from pytest_toll.transcripts.scan import cache_dir
 
     return None if args.no_cache else cache_dir()
 

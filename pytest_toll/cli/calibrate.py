@@ -70,9 +70,9 @@ def _split(sample: str) -> tuple[str, int | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.models import get_model
-    from pytest_toll.textio import read_text
-    from pytest_toll.tokens import count
+    from pytest_toll.core.models import get_model
+    from pytest_toll.core.textio import read_text
+    from pytest_toll.core.tokens import count
 
     model = get_model(args.model)
     parsed = [_split(sample) for sample in args.samples]
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"{missing[0]}: no provider count; give PATH=TOKENS or use --exact")
     client = None
     if args.exact:
-        from pytest_toll.anthropic import CountTokensClient
+        from pytest_toll.calls.anthropic import CountTokensClient
 
         client = CountTokensClient.from_environment(base_url=args.base_url, timeout=args.timeout)
     samples: list[Sample] = []

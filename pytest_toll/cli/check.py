@@ -24,10 +24,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.decisions import judge_decisions, section_roots
-    from pytest_toll.errors import UsageError
-    from pytest_toll.findings import RuleSettings
-    from pytest_toll.ledger import load_ledger
+    from pytest_toll.core.errors import UsageError
+    from pytest_toll.core.findings import RuleSettings
+    from pytest_toll.gate.ledger import load_ledger
+    from pytest_toll.transcripts.decisions import judge_decisions, section_roots
 
     path = Path(args.ledger)
     ledger = load_ledger(path, missing_ok=args.init, allow_duplicate_decisions=True)
@@ -80,10 +80,10 @@ def run(args: argparse.Namespace) -> int:
 def _init(
     path: Path, section: dict[str, object], roots: list[Path] | None, args: argparse.Namespace
 ) -> int:
-    from pytest_toll.decisions import initial_settings
-    from pytest_toll.ledger import update_ledger
-    from pytest_toll.tolls import scan
-    from pytest_toll.transcripts import default_roots
+    from pytest_toll.gate.ledger import update_ledger
+    from pytest_toll.transcripts.decisions import initial_settings
+    from pytest_toll.transcripts.readers import default_roots
+    from pytest_toll.transcripts.scan import scan
 
     report = scan(roots or default_roots(), cache=cache_of(args), workers=args.workers)
     threshold, pin = initial_settings([row.ok_tokens for row in report.shapes], report.waste_ratio)

@@ -37,7 +37,7 @@ _LABELS = {
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.tolls import CONTEXT_NOTE, context_of, find_session
+    from pytest_toll.transcripts.scan import CONTEXT_NOTE, context_of, find_session
 
     report = context_of(find_session(roots_of(args), args.session))
     if args.json:

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK, fail
-from pytest_toll.textio import read_text
+from pytest_toll.core.textio import read_text
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.tokens import get_counter
+    from pytest_toll.core.tokens import get_counter
 
     if args.chars_per_token is not None and not args.estimate:
         return fail("--chars-per-token only applies with --estimate")

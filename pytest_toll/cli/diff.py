@@ -29,13 +29,13 @@ Differ = Callable[..., Diff]
 
 
 def _tools_differ() -> Differ:
-    from pytest_toll.definitions import diff_reports
+    from pytest_toll.definitions.source import diff_reports
 
     return diff_reports
 
 
 def _call_differ() -> Differ:
-    from pytest_toll.calls import diff_reports
+    from pytest_toll.calls.measuring import diff_reports
 
     return diff_reports
 
@@ -61,8 +61,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(path: str) -> Mapping[str, Any]:
-    from pytest_toll.errors import CouldNotJudge
-    from pytest_toll.textio import read_text
+    from pytest_toll.core.errors import CouldNotJudge
+    from pytest_toll.core.textio import read_text
 
     try:
         data = json.loads(read_text(path))

@@ -18,7 +18,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.tolls import DRIFT_LIMITS, DRIFT_METHOD, drift
+    from pytest_toll.transcripts.scan import DRIFT_LIMITS, DRIFT_METHOD, drift
 
     report = drift(roots_of(args), **reading_options(args))
     if args.json:

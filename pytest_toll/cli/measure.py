@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 
 if TYPE_CHECKING:
-    from pytest_toll.calls import DeferredReport, Measurement
+    from pytest_toll.calls.measuring import DeferredReport, Measurement
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -113,8 +113,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _measure_naming_the_file(path: str | None, *args: Any, **kwargs: Any) -> Measurement:
     """``measure()``, with errors about the messages (or a request body's system and tools)
     prefixed by the file they came from."""
-    from pytest_toll.calls import measure
-    from pytest_toll.errors import CouldNotJudge, UsageError
+    from pytest_toll.calls.measuring import measure
+    from pytest_toll.core.errors import CouldNotJudge, UsageError
 
     try:
         return measure(*args, **kwargs)
@@ -130,11 +130,11 @@ def _measure_naming_the_file(path: str | None, *args: Any, **kwargs: Any) -> Mea
 def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
     """The tools to measure, and the server's instructions when they come from a server."""
     if args.tools:
-        from pytest_toll.tools import load_tools_file
+        from pytest_toll.definitions.tools import load_tools_file
 
         return load_tools_file(args.tools)[0], None
     if args.server or args.url:
-        from pytest_toll import mcp
+        from pytest_toll.definitions import mcp
 
         if args.server:
             import shlex
@@ -147,8 +147,8 @@ def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.calls import Tuning, system_text
-    from pytest_toll.textio import read_text
+    from pytest_toll.calls.measuring import Tuning, system_text
+    from pytest_toll.core.textio import read_text
 
     if args.budget is not None and args.budget < 0:
         return fail("--budget must not be negative")
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     system: Any = None
     tools: object = None
     if args.messages:
-        from pytest_toll.calls import load_request_file
+        from pytest_toll.calls.measuring import load_request_file
 
         messages, system, tools = load_request_file(args.messages)
     if args.system:
@@ -174,8 +174,8 @@ def run(args: argparse.Namespace) -> int:
         system = "\n\n".join(text for text in (system, instructions) if text)
     client = None
     if args.exact:
-        from pytest_toll.anthropic import CountTokensClient
-        from pytest_toll.models import get_model
+        from pytest_toll.calls.anthropic import CountTokensClient
+        from pytest_toll.core.models import get_model
 
         if get_model(args.model).provider == "anthropic":
             client = CountTokensClient.from_environment(
@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
         result = replace(result, notes=(*result.notes, note))
     deferred = None
     if args.core is not None:
-        from pytest_toll.calls import deferred_tools
+        from pytest_toll.calls.measuring import deferred_tools
 
         core = [name.strip() for name in args.core.split(",") if name.strip()]
         deferred = deferred_tools(

@@ -24,7 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.tolls import scan
+    from pytest_toll.transcripts.scan import scan
 
     report = scan(roots_of(args), **reading_options(args))
     report_problems(report.problems, report.unreadable_by_file)

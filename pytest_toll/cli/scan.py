@@ -30,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.tolls import scan
+    from pytest_toll.transcripts.scan import scan
 
     report = scan(roots_of(args), **reading_options(args))
     report_problems(report.problems, report.unreadable_by_file)
@@ -47,7 +47,7 @@ def _multiple(value: float | None) -> str:
 
 
 def render(report: object) -> str:
-    from pytest_toll.tolls import OUTCOMES, TollReport
+    from pytest_toll.transcripts.scan import OUTCOMES, TollReport
 
     assert isinstance(report, TollReport)
     lines = [

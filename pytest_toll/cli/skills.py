@@ -35,8 +35,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pytest_toll.findings import has_errors
-    from pytest_toll.skills import measure_skills, render_text
+    from pytest_toll.core.findings import has_errors
+    from pytest_toll.skills.measure import measure_skills, render_text
 
     if not args.path:
         return fail("PATH is empty")

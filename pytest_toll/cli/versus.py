@@ -27,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.tolls import versus
+    from pytest_toll.transcripts.scan import versus
 
     report = versus(args.first, args.second, timeout=args.timeout, allow_failure=args.allow_failure)
     if args.json:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 
 if TYPE_CHECKING:
-    from pytest_toll.tools import ToolsReport
+    from pytest_toll.definitions.tools import ToolsReport
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -91,9 +91,9 @@ def _number(value: str, name: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.definitions import weigh_source
-    from pytest_toll.errors import UsageError
-    from pytest_toll.findings import RuleSettings, has_errors
+    from pytest_toll.core.errors import UsageError
+    from pytest_toll.core.findings import RuleSettings, has_errors
+    from pytest_toll.definitions.source import weigh_source
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         }
     except ValueError as error:
         return fail(str(error))
-    from pytest_toll.rules import DEFAULT_THRESHOLDS, RULE_IDS
+    from pytest_toll.definitions.rules import DEFAULT_THRESHOLDS, RULE_IDS
 
     settings = RuleSettings.parse(
         severities,

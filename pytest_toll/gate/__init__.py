@@ -1,0 +1,1 @@
+"""The gate: the ledger, its kinds, the ratchet, settings and the session."""

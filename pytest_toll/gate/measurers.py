@@ -1,0 +1,184 @@
+"""One measurement function per ledger entry kind: ledger entry in, plain Measurement out.
+
+Each function imports its measuring module lazily (the definitions, skills and transcripts
+cores are heavy and optional for a given ledger), resolves paths against the ledger's
+directory, and raises :class:`CouldNotJudge` when it cannot measure — an error outcome,
+never a pass. The plugin only looks entries up in :data:`MEASURERS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.findings import Finding, RuleSettings
+from pytest_toll.gate.ratchet import Measurement
+
+DEFAULT_WINDOW = 1_000_000
+
+
+@dataclass(frozen=True)
+class EntryContext:
+    """What every measurement needs besides its entry: where the ledger is, and its settings."""
+
+    root: Path
+    window: int = DEFAULT_WINDOW
+    rules: Mapping[str, Any] = field(default_factory=dict)
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    duplicate_decisions: tuple[tuple[str, int], ...] = ()
+    source: str = "toll.yaml"
+    #: The ledger's top-level ``model:`` and its catalogue with ``models:`` overrides.
+    model: str | None = None
+    catalogue: Any = None
+
+    def settings(self, entry: Mapping[str, Any], where: str) -> RuleSettings:
+        """Ledger-wide rule severities and limits, overridden by the entry's own ``rules``."""
+        severities = {**self.rules, **(entry.get("rules") or {})}
+        return RuleSettings.parse(severities, self.limits, source=where)
+
+    def resolve(self, path: str) -> Path:
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else self.root / candidate
+
+
+def _findings(findings: Any) -> tuple[dict[str, Any], ...]:
+    out = []
+    for finding in findings or ():
+        if isinstance(finding, Finding):
+            out.append(finding.as_dict())
+        elif isinstance(finding, Mapping):
+            data = dict(finding)
+            if "subject" not in data:
+                # Other reports name the subject after what it is (tool, skill, shape).
+                for key in ("tool", "skill", "shape", "subject"):
+                    if key in data:
+                        data["subject"] = data.pop(key)
+                        break
+                else:
+                    data["subject"] = None
+            out.append(data)
+    return tuple(out)
+
+
+def measure_servers(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+    """A server's tool definitions: the claude total, per-tool lines, the E1xx findings."""
+    where = f"servers.{name}"
+    settings = context.settings(entry, where)
+    tools_file = entry.get("tools_file")
+    command = entry.get("command")
+    if isinstance(command, str):
+        # Split like a shell would, but never run one.
+        command = shlex.split(command)
+    cwd = context.resolve(entry["cwd"]) if entry.get("cwd") else context.root
+    from pytest_toll.definitions.source import weigh_source
+
+    optional: dict[str, Any] = {}
+    if entry.get("timeout") is not None:
+        optional["timeout"] = float(entry["timeout"])
+    report = weigh_source(
+        command=command,
+        url=entry.get("url"),
+        tools_file=None if tools_file is None else context.resolve(str(tools_file)),
+        env=entry.get("env"),
+        cwd=cwd,
+        headers=entry.get("headers"),
+        check_order=bool(entry.get("check_order", False)),
+        window=context.window,
+        settings=settings,
+        **optional,
+    )
+    return Measurement(
+        total=int(report.claude),
+        method=str(report.method),
+        parts={row.name: int(row.tokens) for row in report.tools},
+        findings=_findings(report.findings),
+    )
+
+
+SKILL_LEVELS = ("metadata", "body", "references")
+
+
+def measure_skills(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+    """One skill at its three loading levels; each level is gated against its own pin."""
+    from pytest_toll.skills.measure import measure_skills as measure
+
+    where = f"skills.{name}"
+    report = measure(
+        context.resolve(str(entry["path"])),
+        window=context.window,
+        settings=context.settings(entry, where),
+    )
+    levels = skill_levels(report, where)
+    return Measurement(
+        total=sum(levels.values()),
+        method=str(getattr(report, "method", "o200k")),
+        parts=levels,
+        findings=_findings(getattr(report, "findings", ())),
+    )
+
+
+def skill_levels(report: Any, where: str) -> dict[str, int]:
+    """Per-level totals of a skills report (one skill, or the sum over a directory)."""
+    totals = getattr(report, "totals", None)
+    if not getattr(report, "skills", None) or not isinstance(totals, Mapping):
+        raise CouldNotJudge(f"{where}: no skill found to measure")
+    return {level: int(totals.get(level, 0)) for level in SKILL_LEVELS}
+
+
+def measure_transcripts(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+    """The decisions ledger: TL rules over the transcripts under ``roots``."""
+    # Imported by name: the decisions module is the transcripts job's and may be absent.
+    judge_decisions = importlib.import_module("pytest_toll.transcripts.decisions").judge_decisions
+    roots = [context.resolve(str(root)) for root in entry.get("roots") or ()]
+    report = judge_decisions(
+        entry,
+        # No roots in the ledger: the decisions module's defaults (environment, agent dirs).
+        roots=roots or None,
+        duplicate_decisions=list(context.duplicate_decisions),
+        source=context.source,
+        settings=context.settings({}, "transcripts"),
+    )
+    return Measurement(
+        total=int(report.ok_tokens),
+        method="o200k",
+        parts={},
+        findings=_findings(report.findings),
+        # Rounded up to 4 decimals as `toll check --init` pins it, so an unchanged history
+        # equals its pin rather than "improving" by a rounding error.
+        other_pins={"waste_ratio_pin": math.ceil(float(report.waste_ratio) * 10_000) / 10_000},
+    )
+
+
+def measure_calls(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+    """One whole call built from files: its o200k total, and each part beside it."""
+    from pytest_toll.calls.measuring import PARTS, measure_entry
+
+    report = measure_entry(
+        entry,
+        root=context.root,
+        where=f"calls.{name}",
+        default_model=context.model,
+        catalogue=context.catalogue,
+    )
+    return Measurement(
+        total=int(report.graded_tokens),
+        method=str(report.method),
+        parts={part: int(report.parts[part].tokens) for part in PARTS},
+    )
+
+
+Measurer = Callable[[str, Mapping[str, Any], EntryContext], Measurement]
+
+#: The ledger sections whose entries are collected as items, in collection order.
+MEASURERS: dict[str, Measurer] = {
+    "servers": measure_servers,
+    "skills": measure_skills,
+    "calls": measure_calls,
+    "transcripts": measure_transcripts,
+}

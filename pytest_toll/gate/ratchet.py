@@ -1,0 +1,369 @@
+"""Judgement and the ratchet: a measurement against its ledger entry, and what an update writes.
+
+Pure functions over plain data (no pytest, no tokenizer), so the plugin, the CLI and the
+tests share one definition of "regressed", "improved" and "what --toll-update changes".
+
+Where pins live, per kind:
+
+- ``servers``: ``pin`` is the claude total (gated); ``tools`` holds per-tool pins, shown
+  in the diff and ratcheted like the total, but the gate is the total;
+- ``skills``: ``pin`` is a map ``{metadata, body, references}`` and every level is gated
+  on its own (metadata growing cannot hide behind a shorter body);
+- ``calls``: ``pin`` is the call's o200k total (gated); ``parts`` holds the pins of
+  messages, system, skills and tools, shown in the diff and ratcheted like the total;
+- ``tests``: ``pin`` is the test's measured total.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_toll.report.model import (
+    ERROR,
+    IMPROVED,
+    NEW,
+    OVER_BUDGET,
+    PASSED,
+    REGRESSED,
+    STALE,
+    EntryResult,
+    PartResult,
+)
+
+#: Where each kind keeps its total pin and its part pins, relative to the entry.
+TOTAL_PIN_KEY: dict[str, str | None] = {
+    "servers": "pin",
+    "skills": None,
+    "calls": "pin",
+    "tests": "pin",
+    "transcripts": None,
+}
+PART_PINS_KEY: dict[str, str | None] = {
+    "servers": "tools",
+    "skills": "pin",
+    "calls": "parts",
+    "tests": None,
+    "transcripts": None,
+}
+#: Kinds that are one whole section (``transcripts:``), not a map of named entries.
+SECTION_KINDS = frozenset({"transcripts"})
+#: Kinds whose parts are each gated against their own pin.
+GATED_PARTS = frozenset({"skills"})
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What one entry measured: the primary total, how, per-part numbers and findings."""
+
+    total: int
+    method: str
+    parts: Mapping[str, int] = field(default_factory=dict)
+    findings: tuple[Mapping[str, Any], ...] = ()
+    #: Other pinned numbers of the entry, by ledger key (``waste_ratio_pin``): measured
+    #: values that ratchet down like pins; going above them is the measuring rules' call.
+    other_pins: Mapping[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "method": self.method,
+            "parts": dict(self.parts),
+            "findings": [dict(finding) for finding in self.findings],
+            "other_pins": dict(self.other_pins),
+        }
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How to judge: the tolerance above a pin, and what an update may do."""
+
+    tolerance: int = 0
+    update: bool = False
+    allow_increase: bool = False
+    strict: bool = False
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def pins_of(kind: str, entry: Mapping[str, Any]) -> tuple[int | None, dict[str, int]]:
+    """The total pin and the part pins of a ledger entry (the total of skills is derived)."""
+    part_key = PART_PINS_KEY.get(kind)
+    raw_parts = entry.get(part_key) if part_key else None
+    parts = (
+        {str(name): value for name, value in raw_parts.items() if _int_or_none(value) is not None}
+        if isinstance(raw_parts, Mapping)
+        else {}
+    )
+    total_key = TOTAL_PIN_KEY.get(kind)
+    if total_key is not None:
+        return _int_or_none(entry.get(total_key)), parts
+    return (sum(parts.values()) if parts else None), parts
+
+
+def _lowest_budget(*budgets: int | None) -> int | None:
+    given = [budget for budget in budgets if budget is not None]
+    return min(given) if given else None
+
+
+def judge(
+    *,
+    kind: str,
+    name: str,
+    nodeid: str,
+    line: int | None,
+    entry: Mapping[str, Any],
+    measurement: Measurement | None,
+    policy: Policy,
+    error: str = "",
+    extra_budget: int | None = None,
+) -> EntryResult:
+    """Judge one measurement (or a failure to measure) against its ledger ``entry``.
+
+    ``extra_budget`` is a budget from elsewhere (a test's ``toll(budget=N)`` marker); the
+    lower of it and the ledger's budget applies.
+    """
+    pin, part_pins = pins_of(kind, entry)
+    budget = _lowest_budget(_int_or_none(entry.get("budget")), extra_budget)
+    if measurement is None:
+        parts = [PartResult(part, None, value) for part, value in part_pins.items()]
+        return EntryResult(
+            kind, name, nodeid, line, None, None, pin, budget, ERROR, True,
+            error or "could not be measured", [], parts,
+        )  # fmt: skip
+    parts = [
+        PartResult(part, value, part_pins.get(part)) for part, value in measurement.parts.items()
+    ]
+    # Pinned parts that were not measured this time (a tool was removed) still show.
+    parts.extend(
+        PartResult(part, None, value)
+        for part, value in part_pins.items()
+        if part not in measurement.parts
+    )
+    others: list[dict[str, Any]] = [
+        {"key": key, "measured": value, "pin": _number(entry.get(key))}
+        for key, value in measurement.other_pins.items()
+    ]
+    total = measurement.total
+    over_budget = budget is not None and total > budget
+    if kind in GATED_PARTS:
+        compared = [
+            (part.measured, part.pin)
+            for part in parts
+            if part.pin is not None and part.measured is not None
+        ]
+        regressed = any(measured > pinned + policy.tolerance for measured, pinned in compared)
+        improved = any(measured < pinned for measured, pinned in compared)
+        unpinned = not part_pins
+    elif TOTAL_PIN_KEY.get(kind) is None:
+        # Gated by its own rules (findings); only its other pins can improve or be new.
+        regressed = False
+        improved = any(
+            other["pin"] is not None and other["measured"] < other["pin"] for other in others
+        )
+        unpinned = any(other["pin"] is None for other in others)
+    else:
+        regressed = pin is not None and total > pin + policy.tolerance
+        improved = pin is not None and total < pin
+        unpinned = pin is None
+    if over_budget:
+        outcome = OVER_BUDGET
+    elif regressed:
+        outcome = REGRESSED
+    elif unpinned:
+        outcome = NEW
+    elif improved:
+        outcome = IMPROVED
+    else:
+        outcome = PASSED
+    error_findings = [f for f in measurement.findings if f.get("severity") == "error"]
+    accepted = regressed and policy.update and policy.allow_increase
+    failed = over_budget or (regressed and not accepted) or bool(error_findings)
+    result = EntryResult(
+        kind, name, nodeid, line, total, measurement.method, pin, budget, outcome, failed,
+        _message(
+            outcome, total, pin, budget, policy, accepted, others,
+            parts if kind in GATED_PARTS else [],
+            [str(finding.get("rule")) for finding in error_findings],
+        ),
+        [dict(finding) for finding in measurement.findings], parts,
+        other_pins=others,
+    )  # fmt: skip
+    if policy.update:
+        result.ratchet = _pin_change(result, policy)
+    return result
+
+
+def _message(
+    outcome: str,
+    total: int,
+    pin: int | None,
+    budget: int | None,
+    policy: Policy,
+    accepted: bool,
+    others: list[dict[str, Any]],
+    gated: list[PartResult],
+    failing_rules: list[str],
+) -> str:
+    if outcome == OVER_BUDGET:
+        text = f"{total:,} tok is over the budget of {budget:,} by {total - (budget or 0):,}"
+    elif outcome == REGRESSED:
+        grown = [
+            f"{part.name} +{(part.measured or 0) - (part.pin or 0):,} over its pin {part.pin:,}"
+            for part in gated
+            if part.pin is not None and part.measured is not None and part.measured > part.pin
+        ]
+        if grown:
+            text = f"regressed: {', '.join(grown)}"
+        else:
+            text = f"regressed by {total - (pin or 0):,} tok against the pin {pin:,}"
+        if accepted:
+            text += " — pin raised (--toll-allow-increase)"
+        elif policy.tolerance:
+            text += f" (tolerance {policy.tolerance:,})"
+    elif outcome == IMPROVED:
+        lowered = [
+            f"{other['key']}: {other['measured']:.4g} is below {other['pin']:.4g}"
+            for other in others
+            if other["pin"] is not None and other["measured"] < other["pin"]
+        ]
+        if pin is not None and pin > total:
+            text = f"improved by {pin - total:,} tok"
+        else:
+            text = "improved" + (f" ({'; '.join(lowered)})" if lowered else "")
+        text += " — pin lowered" if policy.update else " — ratchet with --toll-update"
+    elif outcome == NEW:
+        text = "pinned" if policy.update else "not pinned yet — pin with --toll-update"
+    else:
+        text = ""
+    if failing_rules and outcome in (PASSED, IMPROVED, NEW):
+        rules = ", ".join(sorted(set(failing_rules)))
+        text = f"fails rule {rules} (severity error)" + (f"; {text}" if text else "")
+    return text
+
+
+def _new_value(measured: Any, pin: Any, policy: Policy) -> Any:
+    """The pin an update writes for one number, or None to leave it as it is."""
+    if pin is None:
+        return measured
+    if measured < pin:
+        return measured
+    if measured > pin and policy.allow_increase:
+        return measured
+    return None
+
+
+def _pin_change(result: EntryResult, policy: Policy) -> dict[str, int | None] | None:
+    """The change of the entry's total pin an update makes (``from`` None: a new pin)."""
+    if result.measured is None:
+        return None
+    if result.kind not in GATED_PARTS and TOTAL_PIN_KEY.get(result.kind) is None:
+        return None  # no token pin (transcripts): its other pins are listed on their own
+    if result.kind in GATED_PARTS:
+        new_total = 0
+        for part in result.parts:
+            if part.measured is None:
+                continue
+            value = _new_value(part.measured, part.pin, policy)
+            new_total += part.pin if value is None and part.pin is not None else (value or 0)
+        if new_total == result.pin:
+            return None
+        return {"from": result.pin, "to": new_total}
+    value = _new_value(result.measured, result.pin, policy)
+    if value is None or value == result.pin:
+        return None
+    return {"from": result.pin, "to": value}
+
+
+def plan_entry(result: EntryResult, policy: Policy) -> dict[tuple[str, ...], Any]:
+    """The ledger writes ``--toll-update`` makes for one judged entry (none for an error)."""
+    from pytest_toll.gate.ledger import DELETE
+
+    if result.measured is None or result.outcome in (ERROR, STALE):
+        return {}
+    updates: dict[tuple[str, ...], Any] = {}
+    base: tuple[str, ...] = (
+        (result.kind,) if result.kind in SECTION_KINDS else (result.kind, result.name)
+    )
+    key: tuple[str, ...]
+    for other in result.other_pins:
+        new = _new_value(other["measured"], other["pin"], policy)
+        if new is not None and new != other["pin"]:
+            key = (*base, str(other["key"]))
+            updates[key] = new
+    total_key = TOTAL_PIN_KEY.get(result.kind)
+    if total_key is not None:
+        value = _new_value(result.measured, result.pin, policy)
+        if value is not None and value != result.pin:
+            key = (*base, total_key)
+            updates[key] = value
+    part_key = PART_PINS_KEY.get(result.kind)
+    if part_key is not None:
+        for part in result.parts:
+            if part.measured is None:
+                # Gone from the measurement (a removed tool): its pin goes too.
+                key = (*base, part_key, part.name)
+                updates[key] = DELETE
+                continue
+            value = _new_value(part.measured, part.pin, policy)
+            if value is not None and value != part.pin:
+                key = (*base, part_key, part.name)
+                updates[key] = value
+    return updates
+
+
+def plan_update(
+    results: Iterable[EntryResult],
+    policy: Policy,
+    *,
+    ledger_tests: Mapping[str, Any] | None = None,
+    full_run: bool = False,
+) -> dict[tuple[str, ...], Any]:
+    """Every ledger write of an update, in report order.
+
+    Only entries that were measured produce writes; on a full run, a stale ``tests:`` entry
+    that holds nothing but a machine-written pin is removed (one with a human budget stays,
+    and is reported stale). A partial run removes nothing.
+    """
+    from pytest_toll.gate.ledger import DELETE
+
+    updates: dict[tuple[str, ...], Any] = {}
+    for result in results:
+        if result.outcome == STALE:
+            entry = (ledger_tests or {}).get(result.name)
+            if (
+                full_run
+                and result.kind == "tests"
+                and isinstance(entry, Mapping)
+                and set(entry) <= {"pin"}
+            ):
+                updates[("tests", result.name)] = DELETE
+            continue
+        updates.update(plan_entry(result, policy))
+    return updates
+
+
+def stale_result(
+    kind: str, name: str, nodeid: str, line: int | None, entry: Mapping[str, Any], policy: Policy
+) -> EntryResult:
+    """A ledger entry nothing measured in a full run; it fails only under ``--toll-strict``."""
+    pin, part_pins = pins_of(kind, entry)
+    budget = _int_or_none(entry.get("budget"))
+    message = "in the ledger but not measured in this run"
+    if kind == "tests":
+        message = "in the ledger but no test measured it (renamed or removed?)"
+    if not policy.strict:
+        message += "; --toll-strict fails on it"
+    parts = [PartResult(part, None, value) for part, value in part_pins.items()]
+    return EntryResult(
+        kind, name, nodeid, line, None, None, pin, budget, STALE, policy.strict, message, [], parts
+    )

@@ -1,0 +1,1 @@
+"""The session report as data, and its renderings."""

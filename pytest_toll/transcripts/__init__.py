@@ -1,0 +1,1 @@
+"""Job 4, tolls: what tool results add to agent transcripts."""

@@ -1,0 +1,269 @@
+"""The composite action and the workflow template: valid YAML whose commands exist and run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+ACTION_DIR = ROOT / ".github" / "actions" / "toll"
+ACTION = ACTION_DIR / "action.yml"
+TEMPLATE = ROOT / ".github" / "workflow-templates" / "toll.yml"
+DEMO = ROOT / "examples" / "demo"
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def load(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def evaluate(expression: str, inputs: Mapping[str, str]) -> str:
+    """The few expressions the action uses: ``inputs.NAME``."""
+    match = re.fullmatch(r"inputs\.([A-Za-z0-9_-]+)", expression)
+    assert match, f"unsupported expression in action.yml: {expression}"
+    return inputs[match.group(1)]
+
+
+def substitute(text: str, inputs: Mapping[str, str]) -> str:
+    return EXPRESSION.sub(lambda match: evaluate(match.group(1), inputs), text)
+
+
+def condition(expression: str | None, inputs: Mapping[str, str]) -> bool:
+    if expression is None:
+        return True
+    match = re.fullmatch(r"inputs\.([A-Za-z0-9_-]+) (==|!=) '([^']*)'", expression.strip())
+    assert match, f"unsupported condition in action.yml: {expression}"
+    equal = inputs[match.group(1)] == match.group(3)
+    return equal if match.group(2) == "==" else not equal
+
+
+def run_action(
+    inputs: Mapping[str, str], workspace: Path, extra_env: Mapping[str, str]
+) -> list[subprocess.CompletedProcess[str]]:
+    """Run the action's steps the way the runner does: ``bash --noprofile --norc -eo pipefail``,
+    inputs through the step's env, ``GITHUB_ACTION_PATH`` set to the action's folder."""
+    action = load(ACTION)
+    values = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    unknown = set(inputs) - set(values)
+    assert not unknown, f"not inputs of the action: {unknown}"
+    values.update(inputs)
+    results = []
+    for index, step in enumerate(action["runs"]["steps"]):
+        if not condition(step.get("if"), values):
+            continue
+        script = workspace / f".step-{index}.sh"
+        script.write_text(step["run"], encoding="utf-8")
+        env = {
+            # Nothing of a real CI run may leak in: no real step summary, no xdist worker state.
+            **{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PYTEST_"))},
+            **extra_env,
+            "GITHUB_ACTION_PATH": str(ACTION_DIR),
+            "GITHUB_WORKSPACE": str(workspace),
+        }
+        env.update(
+            {key: substitute(str(value), values) for key, value in step.get("env", {}).items()}
+        )
+        directory = workspace / substitute(step.get("working-directory", "."), values)
+        result = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=directory,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        results.append(result)
+        if result.returncode != 0:
+            break
+    return results
+
+
+@pytest.fixture
+def recording_python(tmp_path: Path) -> tuple[Path, Path]:
+    """An executable standing in for python that records its arguments, one per line."""
+    log = tmp_path / "argv.txt"
+    fake = tmp_path / "bin" / "fake-python"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{log}"\n', encoding="utf-8")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    return fake, log
+
+
+def test_action_is_a_composite_whose_expressions_name_declared_inputs() -> None:
+    action = load(ACTION)
+    assert action["runs"]["using"] == "composite"
+    declared = set(action["inputs"])
+    used = set()
+    for step in action["runs"]["steps"]:
+        assert step["shell"] == "bash"
+        # Inputs reach scripts only through env: nothing is spliced into the script text.
+        assert "${{" not in step["run"]
+        text = yaml.safe_dump({k: v for k, v in step.items() if k != "run"})
+        used |= {evaluate(m, {n: n for n in declared}) for m in EXPRESSION.findall(text)}
+    assert used == declared
+
+
+def test_install_step_installs_this_repository(
+    tmp_path: Path, recording_python: tuple[Path, Path]
+) -> None:
+    fake, log = recording_python
+    results = run_action({"python": str(fake), "update": "true", "args": "-n 2"}, tmp_path, {})
+    assert [result.returncode for result in results] == [0, 0]
+    install, pytest_args = log.read_text(encoding="utf-8").split("-m\n")[1:]
+    install_args = install.split()
+    assert install_args[:4] == ["pip", "install", "--disable-pip-version-check", "-q"]
+    assert Path(install_args[4]).resolve() == ROOT
+    assert 'name = "pytest-toll"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert pytest_args.split() == ["pytest", "--toll", "--toll-update", "-n", "2"]
+
+
+def test_install_none_skips_and_a_requirement_goes_to_pip(
+    tmp_path: Path, recording_python: tuple[Path, Path]
+) -> None:
+    fake, log = recording_python
+    run_action({"python": str(fake), "install": "none"}, tmp_path, {})
+    assert log.read_text(encoding="utf-8").split() == ["-m", "pytest", "--toll"]
+    log.unlink()
+    run_action({"python": str(fake), "install": "pytest-toll==0.1.0 pytest-xdist"}, tmp_path, {})
+    assert log.read_text(encoding="utf-8").split()[:7] == [
+        "-m", "pip", "install", "--disable-pip-version-check", "-q",
+        "pytest-toll==0.1.0", "pytest-xdist",
+    ]  # fmt: skip
+
+
+def test_report_inputs_and_arguments_are_passed_without_globbing_or_injection(
+    tmp_path: Path, recording_python: tuple[Path, Path]
+) -> None:
+    fake, log = recording_python
+    (tmp_path / "abc").write_text("")  # would match the glob a* if it were expanded
+    run_action(
+        {
+            "python": str(fake),
+            "install": "none",
+            "args": "-k a* -p no:cacheprovider",
+            "markdown": "out/toll report.md",
+            "badge": "out/badge.svg",
+            "sarif": "$(touch injected).sarif",
+        },
+        tmp_path,
+        {},
+    )
+    assert log.read_text(encoding="utf-8").splitlines() == [
+        "-m",
+        "pytest",
+        "--toll",
+        "--toll-markdown=out/toll report.md",
+        "--toll-badge=out/badge.svg",
+        "--toll-sarif=$(touch injected).sarif",
+        "-k",
+        "a*",
+        "-p",
+        "no:cacheprovider",
+    ]
+    assert not (tmp_path / "injected").exists()
+
+
+def test_workflow_template_gate_and_ratchet() -> None:
+    workflow = load(TEMPLATE)
+    # PyYAML reads the bare key `on` as True.
+    triggers = workflow.get("on", workflow.get(True))
+    assert set(triggers) == {"pull_request", "push"}
+    assert workflow["permissions"] == {"contents": "read"}
+    gate, ratchet = workflow["jobs"]["gate"], workflow["jobs"]["ratchet"]
+    assert gate["if"] == "github.event_name == 'pull_request'"
+    assert ratchet["if"] == "github.event_name == 'push'"
+    assert "permissions" not in gate  # inherits contents: read
+    assert ratchet["permissions"] == {"contents": "write", "pull-requests": "write"}
+    for job in (gate, ratchet):
+        assert job["concurrency"]["group"]
+        uses = [step["uses"] for step in job["steps"] if "uses" in step]
+        toll_steps = [
+            step for step in job["steps"] if ".github/actions/toll@" in step.get("uses", "")
+        ]
+        assert len(toll_steps) == 1, uses
+        path = toll_steps[0]["uses"].split("/", 2)[2].split("@")[0]
+        assert (ROOT / path / "action.yml").exists()
+        assert set(toll_steps[0].get("with", {})) <= set(load(ACTION)["inputs"])
+    assert [s["with"]["update"] for s in ratchet["steps"] if "toll@" in s.get("uses", "")] == [
+        "true"
+    ]
+    opener = ratchet["steps"][-1]["run"]
+    for command in ("git diff --quiet", "git switch -C", "git push --force", "gh pr create"):
+        assert command in opener
+    assert "GITHUB_TOKEN" in TEMPLATE.read_text(encoding="utf-8")  # the caveats are documented
+
+
+def test_workflow_template_scripts_are_valid_bash() -> None:
+    workflow = load(TEMPLATE)
+    for job in workflow["jobs"].values():
+        for step in job["steps"]:
+            if "run" in step:
+                script = EXPRESSION.sub("x", step["run"])
+                subprocess.run(["bash", "-n", "-c", script], check=True)
+    for step in load(ACTION)["runs"]["steps"]:
+        subprocess.run(["bash", "-n", "-c", step["run"]], check=True)
+
+
+def test_the_action_gates_the_demo_for_real(tmp_path: Path) -> None:
+    """The action's steps, unchanged, on a copy of the demo with this interpreter."""
+    workspace = tmp_path / "workspace"
+    shutil.copytree(DEMO, workspace / "demo", ignore=shutil.ignore_patterns("__pycache__"))
+    summary = tmp_path / "step-summary.md"
+    reports = tmp_path / "reports"
+    results = run_action(
+        {
+            "python": sys.executable,
+            "install": "none",
+            "working-directory": "demo",
+            "args": "-p no:cacheprovider",
+            "markdown": str(reports / "toll.md"),
+            "badge": str(reports / "badge.svg"),
+            "sarif": str(reports / "toll.sarif"),
+        },
+        workspace,
+        {
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        },
+    )
+    assert len(results) == 1  # install: none skipped the install step
+    assert results[0].returncode == 0, results[0].stdout + results[0].stderr
+    out = results[0].stdout
+    assert "::error" not in out and "::warning" not in out
+    assert "0 improved, 0 regressed, 0 over budget, 0 errors" in out
+    assert re.search(r"ok\s+servers::notes\s+492\s+492\s+800\s+0\s+o200k", out), out
+    markdown = summary.read_text(encoding="utf-8")
+    assert markdown.startswith("## pytest-toll: context cost\n\n✅ **Gate passed** · ")
+    assert "| ✅ ok | servers::notes | 492 | 492 | 800 | 0 | o200k |\n" in markdown
+    assert (reports / "toll.md").read_text(encoding="utf-8") == markdown
+    assert "577 tok (o200k)" in (reports / "badge.svg").read_text(encoding="utf-8")
+    assert (reports / "badge.json").read_text(encoding="utf-8") == (
+        '{\n  "schemaVersion": 1,\n  "label": "context cost",\n'
+        '  "message": "577 tok (o200k)",\n  "color": "brightgreen"\n}\n'
+    )
+    sarif = json.loads((reports / "toll.sarif").read_text(encoding="utf-8"))
+    assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"] == []
+
+
+def test_project_ci_runs_the_action_on_the_demo() -> None:
+    workflow = load(ROOT / ".github" / "workflows" / "tests.yml")
+    steps = workflow["jobs"]["demo-gate"]["steps"]
+    toll = [step for step in steps if step.get("uses") == "./.github/actions/toll"]
+    assert len(toll) == 1
+    assert toll[0]["with"]["working-directory"] == "examples/demo"
+    assert (ROOT / toll[0]["with"]["working-directory"] / "toll.yaml").exists()
+    assert set(toll[0]["with"]) <= set(load(ACTION)["inputs"])
