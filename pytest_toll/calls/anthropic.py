@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.limits import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     import httpx
@@ -31,7 +32,6 @@ API_VERSION = "2023-06-01"
 KEY_VARIABLE = "ANTHROPIC_API_KEY"
 BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"
 TIMEOUT_VARIABLE = "TOLL_ANTHROPIC_TIMEOUT"
-DEFAULT_TIMEOUT = 30.0
 COUNT_PATH = "/v1/messages/count_tokens"
 _MAX_BODY_IN_MESSAGE = 200
 

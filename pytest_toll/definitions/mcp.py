@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_toll._version import __version__
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.limits import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     import httpx
@@ -50,7 +51,6 @@ CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo"
 CLIENT_INFO = {"name": "pytest-toll", "version": __version__}
 
-DEFAULT_TIMEOUT = 30.0
 #: A server that pages forever without repeating a cursor is still stopped here.
 MAX_PAGES = 10_000
 _STDERR_TAIL_LINES = 20

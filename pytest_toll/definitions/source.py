@@ -15,9 +15,9 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding, RuleSettings
-from pytest_toll.definitions.tools import DEFAULT_WINDOW, SHAPE_MCP_RESULT, ToolsReport
+from pytest_toll.core.limits import DEFAULT_TIMEOUT, DEFAULT_WINDOW
+from pytest_toll.definitions.tools import SHAPE_MCP_RESULT, ToolsReport
 
-DEFAULT_TIMEOUT = 30.0
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import Finding, worst_first
+from pytest_toll.core.limits import DEFAULT_WINDOW
 
 if TYPE_CHECKING:
     from pytest_toll.core.tokens import Counter
 
 #: What a tool without an input schema is sent as (an object that takes no arguments).
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-DEFAULT_WINDOW = 1_000_000
 
 SHAPE_MCP = "mcp"
 SHAPE_OPENAI = "openai"

@@ -18,9 +18,8 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import Finding, RuleSettings
+from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.gate.ratchet import Measurement
-
-DEFAULT_WINDOW = 1_000_000
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import UsageError
+from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.gate.ledger import DEFAULT_NAME, Ledger, load_ledger, update_ledger
 from pytest_toll.gate.ratchet import Policy, plan_update, stale_result
 from pytest_toll.report.model import KINDS, EntryResult, SessionReport
 
-DEFAULT_WINDOW = 1_000_000
 DEFAULT_TOLERANCE = 0
 
 #: Report files the CI outputs render from the report (the CI engineer's ``outputs``).

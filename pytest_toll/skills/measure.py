@@ -33,10 +33,10 @@ from urllib.parse import unquote
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding, RuleSettings, worst_first
+from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.core.textio import decode_text
 
 SKILL_FILE = "SKILL.md"
-DEFAULT_WINDOW = 1_000_000
 
 # Directories never searched for skills: they hold vendored or generated trees, not a
 # catalogue, and walking them is slow.
