@@ -12,7 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.calls.measuring import Measurement as CallReport
+from pytest_toll.calls.measuring import measure
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.limits import DEFAULT_WINDOW
+from pytest_toll.core.models import Catalogue
+from pytest_toll.core.tokens import O200K, count
+from pytest_toll.definitions.source import weigh_source
+from pytest_toll.definitions.tools import ToolsReport, load_tools_file, normalize_tools, weigh
+from pytest_toll.gate.measurers import skill_levels
+from pytest_toll.skills.measure import SkillsReport, measure_skills
+from pytest_toll.transcripts.scan import TollReport
+from pytest_toll.transcripts.scan import scan as scan_tolls
 
 
 @dataclass(frozen=True)
@@ -36,9 +47,9 @@ class Toll:
     """
 
     nodeid: str
-    window: int = 1_000_000
+    window: int = DEFAULT_WINDOW
     #: The model catalogue with toll.yaml's ``models:`` overrides (None: the shipped one).
-    catalogue: Any = None
+    catalogue: Catalogue | None = None
     records: list[Record] = field(default_factory=list)
 
     @property
@@ -71,13 +82,11 @@ class Toll:
 
     def text(self, name: str, text: str) -> int:
         """Count ``text`` (o200k) and record it as ``name``; returns its tokens."""
-        from pytest_toll.core.tokens import O200K, count
-
         if not isinstance(text, str):
             raise TypeError(f"toll.text({name!r}, …) needs a str, not {type(text).__name__}")
         return self._record(name, "text", count(text), O200K)
 
-    def tools(self, tools_or_server: Any, *, name: str | None = None) -> Any:
+    def tools(self, tools_or_server: Any, *, name: str | None = None) -> ToolsReport:
         """Weigh tool definitions and record their claude total; returns the ToolsReport.
 
         Accepts a tools array (MCP, OpenAI or Anthropic shape, or a ``tools/list`` result),
@@ -85,31 +94,25 @@ class Toll:
         (``{"command": [...]}``, ``{"url": ...}``).
         """
         report = _weigh(tools_or_server, self.window)
-        label = name or getattr(report, "target", "") or "tools"
+        label = name or report.target or "tools"
         self._record(str(label), "tools", int(report.claude), str(report.method))
         return report
 
-    def skills(self, path: str | Path, *, name: str | None = None) -> Any:
+    def skills(self, path: str | Path, *, name: str | None = None) -> SkillsReport:
         """Measure a skill (or a directory of skills); records metadata + body + references."""
-        from pytest_toll.gate.measurers import skill_levels
-        from pytest_toll.skills.measure import measure_skills
-
         report = measure_skills(Path(path), window=self.window)
         levels = skill_levels(report, str(path))
         method = str(getattr(report, "method", "o200k"))
         self._record(name or Path(path).name, "skills", sum(levels.values()), method)
         return report
 
-    def call(self, model: str, *, name: str | None = None, **call: Any) -> Any:
+    def call(self, model: str, *, name: str | None = None, **call: Any) -> CallReport:
         """Measure one whole call (``pytest_toll.calls.measure``); records its total.
 
         The recorded number is the o200k total of system + messages + skills + tools, the
         deterministic count budgets use, also when ``exact=True`` asked for native counts;
         native or scaled counts stay in the returned report.
         """
-        from pytest_toll.calls.measuring import measure
-        from pytest_toll.core.tokens import O200K
-
         if self.catalogue is not None:
             call.setdefault("catalogue", self.catalogue)
         report = measure(model, **call)
@@ -117,11 +120,9 @@ class Toll:
         self._record(name or f"call {model}", "call", int(report.graded_tokens), method)
         return report
 
-    def transcripts(self, *roots: str | Path, name: str | None = None, **scan: Any) -> Any:
+    def transcripts(self, *roots: str | Path, name: str | None = None, **scan: Any) -> TollReport:
         """The tolls under ``roots`` (``pytest_toll.transcripts.scan.scan``); records the ok tool-result
         tokens they paid. No transcripts or no tool calls is CouldNotJudge, never zero."""
-        from pytest_toll.transcripts.scan import scan as scan_tolls
-
         report = scan_tolls([Path(root) for root in roots], **scan)
         self._record(name or "transcripts", "transcripts", int(report.ok_tokens), "o200k")
         return report
@@ -130,21 +131,15 @@ class Toll:
 SERVER_KEYS = frozenset({"command", "url", "tools_file"})
 
 
-def _weigh(tools_or_server: Any, window: int) -> Any:
+def _weigh(tools_or_server: Any, window: int) -> ToolsReport:
     if isinstance(tools_or_server, Mapping) and SERVER_KEYS & set(tools_or_server):
-        from pytest_toll.definitions.source import weigh_source
-
         arguments = dict(tools_or_server)
         arguments.setdefault("window", window)
         return weigh_source(**arguments)
     if isinstance(tools_or_server, str | Path):
-        from pytest_toll.definitions.tools import load_tools_file, weigh
-
         tools, shape = load_tools_file(tools_or_server)
         return weigh(tools, target=str(tools_or_server), source_shape=shape, window=window)
     if isinstance(tools_or_server, Mapping | Sequence):
-        from pytest_toll.definitions.tools import normalize_tools, weigh
-
         tools, shape = normalize_tools(tools_or_server)
         return weigh(tools, target="tools", source_shape=shape, window=window)
     raise CouldNotJudge(

@@ -2,7 +2,7 @@
 
 The ledger file is a collector, each section a collector and each entry an item, so node
 ids, ``-k`` and ``--co`` work as for Python tests. An item measures its entry through the
-registry in :mod:`pytest_toll.gate.measurers`, judges it (:func:`pytest_toll.ratchet.judge`),
+registry in :mod:`pytest_toll.gate.kinds`, judges it (:func:`pytest_toll.gate.ratchet.judge`),
 leaves the result on its report as a plain dict (how it reaches the xdist controller), and
 fails with a short table rather than a traceback.
 """
@@ -14,9 +14,13 @@ from typing import Any
 
 import pytest
 
+from pytest_toll._keys import RESULT_PROPERTY, require_state, state_of
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.plugin import RESULT_PROPERTY, require_state, state_of
-from pytest_toll.report.model import EntryResult, failure_text
+from pytest_toll.gate.kinds import KINDS, Kind
+from pytest_toll.gate.measurement import EntryMeasurement
+from pytest_toll.gate.ratchet import judge
+from pytest_toll.report.model import EntryResult
+from pytest_toll.report.terminal import failure_text
 
 
 class EntryFailed(Exception):
@@ -31,25 +35,27 @@ class LedgerFile(pytest.File):
     """The ledger: one section collector per entry kind present."""
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
-        from pytest_toll.gate.measurers import MEASURERS
-
         state = state_of(self.config)
         if state is None:
             return
         data = state.ledger.data
-        for kind in MEASURERS:
-            section = data.get(kind)
-            if kind == "transcripts":
+        for kind in KINDS.values():
+            if kind.measure is None:
+                continue  # measured by tests, not collected from the ledger
+            section = data.get(kind.name)
+            if kind.whole_section:
                 if isinstance(section, Mapping):
-                    yield LedgerItem.from_parent(self, name=kind, kind=kind, entry_name=kind)
+                    yield LedgerItem.from_parent(
+                        self, name=kind.name, kind=kind, entry_name=kind.name
+                    )
             elif isinstance(section, Mapping) and section:
-                yield LedgerSection.from_parent(self, name=kind, kind=kind)
+                yield LedgerSection.from_parent(self, name=kind.name, kind=kind)
 
 
 class LedgerSection(pytest.Collector):
     """``servers``, ``skills``…: one item per entry, in the ledger's order."""
 
-    def __init__(self, *, kind: str, **kwargs: Any) -> None:
+    def __init__(self, *, kind: Kind, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.kind = kind
 
@@ -57,44 +63,33 @@ class LedgerSection(pytest.Collector):
         state = state_of(self.config)
         if state is None:
             return
-        for name in state.ledger.section(self.kind):
+        for name in state.ledger.section(self.kind.name):
             yield LedgerItem.from_parent(self, name=str(name), kind=self.kind, entry_name=name)
 
 
 class LedgerItem(pytest.Item):
     """One ledger entry, measured and judged when run."""
 
-    def __init__(self, *, kind: str, entry_name: str, **kwargs: Any) -> None:
+    def __init__(self, *, kind: Kind, entry_name: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.kind = kind
         self.entry_name = entry_name
 
-    def _keys(self) -> tuple[str, ...]:
-        return (self.kind,) if self.kind == "transcripts" else (self.kind, self.entry_name)
-
     def runtest(self) -> None:
-        from pytest_toll.gate.measurers import MEASURERS
-        from pytest_toll.gate.ratchet import judge
-
         state = require_state(self.config)
         ledger = state.ledger
-        keys = self._keys()
-        entry: Mapping[str, Any] = (
-            ledger.section(self.kind)
-            if self.kind == "transcripts"
-            else ledger.section(self.kind).get(self.entry_name) or {}
-        )
-        measurement = None
+        kind = self.kind
+        keys = kind.keys(self.entry_name)
+        entry = kind.entry_of(ledger.section(kind.name), self.entry_name)
+        measurement: EntryMeasurement | None = None
         error = ""
         try:
-            measurement = MEASURERS[self.kind](self.entry_name, entry, state.entry_context())
+            assert kind.measure is not None  # only measured kinds are collected
+            measurement = kind.measure(self.entry_name, entry, state.entry_context())
         except CouldNotJudge as failure:
             error = str(failure)
-        except ImportError as failure:
-            # A kind whose measuring module is not installed cannot be judged: an error.
-            error = f"{'.'.join(keys)}: cannot be measured here ({failure})"
         result = judge(
-            kind=self.kind,
+            kind=kind.name,
             name=self.entry_name,
             nodeid=self.nodeid,
             line=ledger.line_of(keys),
@@ -118,5 +113,6 @@ class LedgerItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         state = state_of(self.config)
-        line = state.ledger.line_of(self._keys()) if state is not None else None
-        return self.path, None if line is None else line - 1, "::".join(self._keys())
+        keys = self.kind.keys(self.entry_name)
+        line = state.ledger.line_of(keys) if state is not None else None
+        return self.path, None if line is None else line - 1, "::".join(keys)

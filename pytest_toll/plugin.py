@@ -16,19 +16,26 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toll._keys import (
+    BUDGET_KEY,
+    MARKER_ERROR_KEY,
+    METER_KEY,
+    RESULT_PROPERTY,
+    STATE_KEY,
+    TOKENS_PROPERTY,
+    require_state,
+)
+
 if TYPE_CHECKING:
     from pytest_toll.fixture import Toll
     from pytest_toll.gate.session import TollState
-    from pytest_toll.report.model import EntryResult
+    from pytest_toll.gate.settings import Sources
+    from pytest_toll.report.model import EntryResult, ReportDict
 
-STATE_KEY = pytest.StashKey["TollState"]()
-METER_KEY = pytest.StashKey["Toll"]()
-BUDGET_KEY = pytest.StashKey["int | None"]()
-MARKER_ERROR_KEY = pytest.StashKey[str]()
-#: The ``user_properties`` names: the judged result (a plain dict, how results reach the
-#: xdist controller) and a test's measured total (what JUnit XML shows).
-RESULT_PROPERTY = "toll"
-TOKENS_PROPERTY = "toll_tokens"
+# The one module that imports the package's own modules inside functions: the gate, the
+# items, the fixture's object and the reports load the tokenizer's and the jobs' modules,
+# so they are imported only once ``--toll`` is on (or the ``toll`` fixture is used), and
+# ``pytest`` without ``--toll`` pays for none of them.
 
 
 # --- options ----------------------------------------------------------------------------
@@ -97,7 +104,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("toll") or config.option.help:
         return
     from pytest_toll.core.errors import UsageError
-    from pytest_toll.gate.session import TollState, open_ledger, resolve_settings
+    from pytest_toll.gate.session import TollState
+    from pytest_toll.gate.settings import open_ledger, resolve_settings
 
     sources = _sources(config)
     update = bool(config.getoption("toll_update"))
@@ -119,8 +127,8 @@ def pytest_configure(config: pytest.Config) -> None:
         _collect_ledger_too(config, ledger.path)
 
 
-def _sources(config: pytest.Config) -> Any:
-    from pytest_toll.gate.session import Sources
+def _sources(config: pytest.Config) -> Sources:
+    from pytest_toll.gate.settings import Sources
 
     names = ("ledger", "strict", "json", "window", "tolerance", "markdown", "badge", "sarif")
     inipath = config.inipath
@@ -151,14 +159,6 @@ def _collect_ledger_too(config: pytest.Config, ledger: Path) -> None:
     if any(target == path or path in target.parents for path in paths):
         return
     config.args.append(str(ledger))
-
-
-def state_of(config: pytest.Config) -> TollState | None:
-    return config.stash.get(STATE_KEY, None)
-
-
-def require_state(config: pytest.Config) -> TollState:
-    return config.stash[STATE_KEY]
 
 
 # --- collection -------------------------------------------------------------------------
@@ -242,7 +242,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         raise
     result = _judge_test(item, meter, budget, errored=False)
     if result is not None and result.failed:
-        from pytest_toll.report.model import failure_text
+        from pytest_toll.report.terminal import failure_text
 
         pytest.fail(failure_text(result), pytrace=False)
     return outcome
@@ -252,20 +252,22 @@ def _judge_test(
     item: pytest.Item, meter: Toll | None, budget: int | None, *, errored: bool
 ) -> EntryResult | None:
     """Judge a test's measured total; None when there is nothing to judge it against."""
-    from pytest_toll.gate.ratchet import Measurement, Policy, judge
+    from pytest_toll.gate.kinds import TESTS_KIND
+    from pytest_toll.gate.measurement import EntryMeasurement
+    from pytest_toll.gate.ratchet import Policy, judge
 
     state = item.config.stash.get(STATE_KEY, None)
     nodeid = item.nodeid
     entry: dict[str, Any] = {}
     if state is not None:
-        entry = state.ledger.section("tests").get(nodeid) or {}
+        entry = state.ledger.section(TESTS_KIND.name).get(nodeid) or {}
     measured = meter is not None and bool(meter.records)
     if measured and meter is not None:
         item.user_properties.append((TOKENS_PROPERTY, meter.total))
     if (errored or not measured) and budget is None and not entry:
         # A failing or non-measuring test with no budget and no pin: nothing to judge.
         return None
-    measurement = None
+    measurement: EntryMeasurement | None = None
     error = ""
     if errored:
         error = "the test did not pass: its measurement is neither judged nor pinned"
@@ -273,12 +275,12 @@ def _judge_test(
         gate = "marked toll(budget=…)" if budget is not None else "pinned in the ledger"
         error = f"{gate} but measured nothing: measure with the toll fixture"
     else:
-        measurement = Measurement(meter.total, meter.method, meter.parts())
+        measurement = EntryMeasurement(meter.total, meter.method, meter.parts())
     result = judge(
-        kind="tests",
+        kind=TESTS_KIND.name,
         name=nodeid,
         nodeid=nodeid,
-        line=state.ledger.line_of(("tests", nodeid)) if state is not None and entry else None,
+        line=state.ledger.line_of(TESTS_KIND.keys(nodeid)) if state is not None and entry else None,
         entry=entry,
         measurement=measurement,
         policy=state.policy if state is not None else Policy(),
@@ -346,7 +348,7 @@ class TollSession:
         if state.worker or state.report is None:
             return
         try:
-            from pytest_toll.report.model import summary_lines
+            from pytest_toll.report.terminal import summary_lines
 
             terminalreporter.section("toll summary")
             for text, colour in summary_lines(state.report):
@@ -384,7 +386,7 @@ def _ledger_name(config: pytest.Config) -> str:
         return str(path)
 
 
-def _write_outputs(state: TollState, report: dict[str, Any]) -> None:
+def _write_outputs(state: TollState, report: ReportDict) -> None:
     settings = state.settings
     github = os.environ.get("GITHUB_ACTIONS") == "true"
     if not (github or settings.markdown or settings.badge or settings.sarif):

@@ -1,49 +1,24 @@
-"""One measurement function per ledger entry kind: ledger entry in, plain Measurement out.
+"""One measuring function per ledger entry kind: a ledger entry in, an EntryMeasurement out.
 
-Each function imports its measuring module lazily (the definitions, skills and transcripts
-cores are heavy and optional for a given ledger), resolves paths against the ledger's
-directory, and raises :class:`CouldNotJudge` when it cannot measure — an error outcome,
-never a pass. The plugin only looks entries up in :data:`MEASURERS`.
+Each function resolves paths against the ledger's directory and raises
+:class:`CouldNotJudge` when it cannot measure — an error outcome, never a pass. The kinds
+registry (:mod:`pytest_toll.gate.kinds`) names which function measures which kind.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 import shlex
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
+from pytest_toll.calls.measuring import PARTS, measure_entry
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.findings import Finding, RuleSettings
-from pytest_toll.core.limits import DEFAULT_WINDOW
-from pytest_toll.gate.ratchet import Measurement
-
-
-@dataclass(frozen=True)
-class EntryContext:
-    """What every measurement needs besides its entry: where the ledger is, and its settings."""
-
-    root: Path
-    window: int = DEFAULT_WINDOW
-    rules: Mapping[str, Any] = field(default_factory=dict)
-    limits: Mapping[str, Any] = field(default_factory=dict)
-    duplicate_decisions: tuple[tuple[str, int], ...] = ()
-    source: str = "toll.yaml"
-    #: The ledger's top-level ``model:`` and its catalogue with ``models:`` overrides.
-    model: str | None = None
-    catalogue: Any = None
-
-    def settings(self, entry: Mapping[str, Any], where: str) -> RuleSettings:
-        """Ledger-wide rule severities and limits, overridden by the entry's own ``rules``."""
-        severities = {**self.rules, **(entry.get("rules") or {})}
-        return RuleSettings.parse(severities, self.limits, source=where)
-
-    def resolve(self, path: str) -> Path:
-        candidate = Path(path).expanduser()
-        return candidate if candidate.is_absolute() else self.root / candidate
+from pytest_toll.core.findings import Finding
+from pytest_toll.definitions.source import weigh_source
+from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
+from pytest_toll.skills.measure import measure_skills
+from pytest_toll.transcripts.decisions import judge_decisions
 
 
 def _findings(findings: Any) -> tuple[dict[str, Any], ...]:
@@ -65,7 +40,9 @@ def _findings(findings: Any) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
-def measure_servers(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+def measure_servers_entry(
+    name: str, entry: Mapping[str, Any], context: EntryContext
+) -> EntryMeasurement:
     """A server's tool definitions: the claude total, per-tool lines, the E1xx findings."""
     where = f"servers.{name}"
     settings = context.settings(entry, where)
@@ -75,8 +52,6 @@ def measure_servers(name: str, entry: Mapping[str, Any], context: EntryContext) 
         # Split like a shell would, but never run one.
         command = shlex.split(command)
     cwd = context.resolve(entry["cwd"]) if entry.get("cwd") else context.root
-    from pytest_toll.definitions.source import weigh_source
-
     optional: dict[str, Any] = {}
     if entry.get("timeout") is not None:
         optional["timeout"] = float(entry["timeout"])
@@ -92,7 +67,7 @@ def measure_servers(name: str, entry: Mapping[str, Any], context: EntryContext) 
         settings=settings,
         **optional,
     )
-    return Measurement(
+    return EntryMeasurement(
         total=int(report.claude),
         method=str(report.method),
         parts={row.name: int(row.tokens) for row in report.tools},
@@ -103,18 +78,18 @@ def measure_servers(name: str, entry: Mapping[str, Any], context: EntryContext) 
 SKILL_LEVELS = ("metadata", "body", "references")
 
 
-def measure_skills(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+def measure_skills_entry(
+    name: str, entry: Mapping[str, Any], context: EntryContext
+) -> EntryMeasurement:
     """One skill at its three loading levels; each level is gated against its own pin."""
-    from pytest_toll.skills.measure import measure_skills as measure
-
     where = f"skills.{name}"
-    report = measure(
+    report = measure_skills(
         context.resolve(str(entry["path"])),
         window=context.window,
         settings=context.settings(entry, where),
     )
     levels = skill_levels(report, where)
-    return Measurement(
+    return EntryMeasurement(
         total=sum(levels.values()),
         method=str(getattr(report, "method", "o200k")),
         parts=levels,
@@ -130,10 +105,10 @@ def skill_levels(report: Any, where: str) -> dict[str, int]:
     return {level: int(totals.get(level, 0)) for level in SKILL_LEVELS}
 
 
-def measure_transcripts(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+def measure_transcripts_entry(
+    name: str, entry: Mapping[str, Any], context: EntryContext
+) -> EntryMeasurement:
     """The decisions ledger: TL rules over the transcripts under ``roots``."""
-    # Imported by name: the decisions module is the transcripts job's and may be absent.
-    judge_decisions = importlib.import_module("pytest_toll.transcripts.decisions").judge_decisions
     roots = [context.resolve(str(root)) for root in entry.get("roots") or ()]
     report = judge_decisions(
         entry,
@@ -143,7 +118,7 @@ def measure_transcripts(name: str, entry: Mapping[str, Any], context: EntryConte
         source=context.source,
         settings=context.settings({}, "transcripts"),
     )
-    return Measurement(
+    return EntryMeasurement(
         total=int(report.ok_tokens),
         method="o200k",
         parts={},
@@ -154,10 +129,10 @@ def measure_transcripts(name: str, entry: Mapping[str, Any], context: EntryConte
     )
 
 
-def measure_calls(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
+def measure_calls_entry(
+    name: str, entry: Mapping[str, Any], context: EntryContext
+) -> EntryMeasurement:
     """One whole call built from files: its o200k total, and each part beside it."""
-    from pytest_toll.calls.measuring import PARTS, measure_entry
-
     report = measure_entry(
         entry,
         root=context.root,
@@ -165,19 +140,8 @@ def measure_calls(name: str, entry: Mapping[str, Any], context: EntryContext) ->
         default_model=context.model,
         catalogue=context.catalogue,
     )
-    return Measurement(
+    return EntryMeasurement(
         total=int(report.graded_tokens),
         method=str(report.method),
         parts={part: int(report.parts[part].tokens) for part in PARTS},
     )
-
-
-Measurer = Callable[[str, Mapping[str, Any], EntryContext], Measurement]
-
-#: The ledger sections whose entries are collected as items, in collection order.
-MEASURERS: dict[str, Measurer] = {
-    "servers": measure_servers,
-    "skills": measure_skills,
-    "calls": measure_calls,
-    "transcripts": measure_transcripts,
-}

@@ -2,77 +2,31 @@
 
 Pure functions over plain data (no pytest, no tokenizer), so the plugin, the CLI and the
 tests share one definition of "regressed", "improved" and "what --toll-update changes".
-
-Where pins live, per kind:
-
-- ``servers``: ``pin`` is the claude total (gated); ``tools`` holds per-tool pins, shown
-  in the diff and ratcheted like the total, but the gate is the total;
-- ``skills``: ``pin`` is a map ``{metadata, body, references}`` and every level is gated
-  on its own (metadata growing cannot hide behind a shorter body);
-- ``calls``: ``pin`` is the call's o200k total (gated); ``parts`` holds the pins of
-  messages, system, skills and tools, shown in the diff and ratcheted like the total;
-- ``tests``: ``pin`` is the test's measured total.
+Where each kind keeps its pins, and which of them are gated, is the kinds registry's
+(:mod:`pytest_toll.gate.kinds`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from pytest_toll.gate.kinds import KINDS
+from pytest_toll.gate.ledger import DELETE
+from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.report.model import (
-    ERROR,
     IMPROVED,
     NEW,
+    OUTCOME_ERROR,
     OVER_BUDGET,
     PASSED,
     REGRESSED,
     STALE,
     EntryResult,
+    Outcome,
     PartResult,
 )
-
-#: Where each kind keeps its total pin and its part pins, relative to the entry.
-TOTAL_PIN_KEY: dict[str, str | None] = {
-    "servers": "pin",
-    "skills": None,
-    "calls": "pin",
-    "tests": "pin",
-    "transcripts": None,
-}
-PART_PINS_KEY: dict[str, str | None] = {
-    "servers": "tools",
-    "skills": "pin",
-    "calls": "parts",
-    "tests": None,
-    "transcripts": None,
-}
-#: Kinds that are one whole section (``transcripts:``), not a map of named entries.
-SECTION_KINDS = frozenset({"transcripts"})
-#: Kinds whose parts are each gated against their own pin.
-GATED_PARTS = frozenset({"skills"})
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """What one entry measured: the primary total, how, per-part numbers and findings."""
-
-    total: int
-    method: str
-    parts: Mapping[str, int] = field(default_factory=dict)
-    findings: tuple[Mapping[str, Any], ...] = ()
-    #: Other pinned numbers of the entry, by ledger key (``waste_ratio_pin``): measured
-    #: values that ratchet down like pins; going above them is the measuring rules' call.
-    other_pins: Mapping[str, float] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "method": self.method,
-            "parts": dict(self.parts),
-            "findings": [dict(finding) for finding in self.findings],
-            "other_pins": dict(self.other_pins),
-        }
 
 
 @dataclass(frozen=True)
@@ -97,14 +51,14 @@ def _int_or_none(value: Any) -> int | None:
 
 def pins_of(kind: str, entry: Mapping[str, Any]) -> tuple[int | None, dict[str, int]]:
     """The total pin and the part pins of a ledger entry (the total of skills is derived)."""
-    part_key = PART_PINS_KEY.get(kind)
+    part_key = KINDS[kind].part_pins_key
     raw_parts = entry.get(part_key) if part_key else None
     parts = (
         {str(name): value for name, value in raw_parts.items() if _int_or_none(value) is not None}
         if isinstance(raw_parts, Mapping)
         else {}
     )
-    total_key = TOTAL_PIN_KEY.get(kind)
+    total_key = KINDS[kind].total_pin_key
     if total_key is not None:
         return _int_or_none(entry.get(total_key)), parts
     return (sum(parts.values()) if parts else None), parts
@@ -122,7 +76,7 @@ def judge(
     nodeid: str,
     line: int | None,
     entry: Mapping[str, Any],
-    measurement: Measurement | None,
+    measurement: EntryMeasurement | None,
     policy: Policy,
     error: str = "",
     extra_budget: int | None = None,
@@ -133,11 +87,12 @@ def judge(
     lower of it and the ledger's budget applies.
     """
     pin, part_pins = pins_of(kind, entry)
+    gated_parts = KINDS[kind].gated_parts
     budget = _lowest_budget(_int_or_none(entry.get("budget")), extra_budget)
     if measurement is None:
         parts = [PartResult(part, None, value) for part, value in part_pins.items()]
         return EntryResult(
-            kind, name, nodeid, line, None, None, pin, budget, ERROR, True,
+            kind, name, nodeid, line, None, None, pin, budget, OUTCOME_ERROR, True,
             error or "could not be measured", [], parts,
         )  # fmt: skip
     parts = [
@@ -155,7 +110,7 @@ def judge(
     ]
     total = measurement.total
     over_budget = budget is not None and total > budget
-    if kind in GATED_PARTS:
+    if gated_parts:
         compared = [
             (part.measured, part.pin)
             for part in parts
@@ -164,7 +119,7 @@ def judge(
         regressed = any(measured > pinned + policy.tolerance for measured, pinned in compared)
         improved = any(measured < pinned for measured, pinned in compared)
         unpinned = not part_pins
-    elif TOTAL_PIN_KEY.get(kind) is None:
+    elif KINDS[kind].pinned_by_rules_only:
         # Gated by its own rules (findings); only its other pins can improve or be new.
         regressed = False
         improved = any(
@@ -175,6 +130,7 @@ def judge(
         regressed = pin is not None and total > pin + policy.tolerance
         improved = pin is not None and total < pin
         unpinned = pin is None
+    outcome: Outcome
     if over_budget:
         outcome = OVER_BUDGET
     elif regressed:
@@ -192,7 +148,7 @@ def judge(
         kind, name, nodeid, line, total, measurement.method, pin, budget, outcome, failed,
         _message(
             outcome, total, pin, budget, policy, accepted, others,
-            parts if kind in GATED_PARTS else [],
+            parts if gated_parts else [],
             [str(finding.get("rule")) for finding in error_findings],
         ),
         [dict(finding) for finding in measurement.findings], parts,
@@ -204,7 +160,7 @@ def judge(
 
 
 def _message(
-    outcome: str,
+    outcome: Outcome,
     total: int,
     pin: int | None,
     budget: int | None,
@@ -266,9 +222,10 @@ def _pin_change(result: EntryResult, policy: Policy) -> dict[str, int | None] | 
     """The change of the entry's total pin an update makes (``from`` None: a new pin)."""
     if result.measured is None:
         return None
-    if result.kind not in GATED_PARTS and TOTAL_PIN_KEY.get(result.kind) is None:
+    kind = KINDS[result.kind]
+    if kind.pinned_by_rules_only:
         return None  # no token pin (transcripts): its other pins are listed on their own
-    if result.kind in GATED_PARTS:
+    if kind.gated_parts:
         new_total = 0
         for part in result.parts:
             if part.measured is None:
@@ -286,27 +243,24 @@ def _pin_change(result: EntryResult, policy: Policy) -> dict[str, int | None] | 
 
 def plan_entry(result: EntryResult, policy: Policy) -> dict[tuple[str, ...], Any]:
     """The ledger writes ``--toll-update`` makes for one judged entry (none for an error)."""
-    from pytest_toll.gate.ledger import DELETE
-
-    if result.measured is None or result.outcome in (ERROR, STALE):
+    if result.measured is None or result.outcome in (OUTCOME_ERROR, STALE):
         return {}
+    kind = KINDS[result.kind]
     updates: dict[tuple[str, ...], Any] = {}
-    base: tuple[str, ...] = (
-        (result.kind,) if result.kind in SECTION_KINDS else (result.kind, result.name)
-    )
+    base = kind.keys(result.name)
     key: tuple[str, ...]
     for other in result.other_pins:
         new = _new_value(other["measured"], other["pin"], policy)
         if new is not None and new != other["pin"]:
             key = (*base, str(other["key"]))
             updates[key] = new
-    total_key = TOTAL_PIN_KEY.get(result.kind)
+    total_key = kind.total_pin_key
     if total_key is not None:
         value = _new_value(result.measured, result.pin, policy)
         if value is not None and value != result.pin:
             key = (*base, total_key)
             updates[key] = value
-    part_key = PART_PINS_KEY.get(result.kind)
+    part_key = kind.part_pins_key
     if part_key is not None:
         for part in result.parts:
             if part.measured is None:
@@ -334,19 +288,18 @@ def plan_update(
     that holds nothing but a machine-written pin is removed (one with a human budget stays,
     and is reported stale). A partial run removes nothing.
     """
-    from pytest_toll.gate.ledger import DELETE
-
     updates: dict[tuple[str, ...], Any] = {}
     for result in results:
         if result.outcome == STALE:
+            kind = KINDS[result.kind]
             entry = (ledger_tests or {}).get(result.name)
             if (
                 full_run
-                and result.kind == "tests"
+                and kind.python_tests
                 and isinstance(entry, Mapping)
                 and set(entry) <= {"pin"}
             ):
-                updates[("tests", result.name)] = DELETE
+                updates[kind.keys(result.name)] = DELETE
             continue
         updates.update(plan_entry(result, policy))
     return updates
@@ -359,7 +312,7 @@ def stale_result(
     pin, part_pins = pins_of(kind, entry)
     budget = _int_or_none(entry.get("budget"))
     message = "in the ledger but not measured in this run"
-    if kind == "tests":
+    if KINDS[kind].python_tests:
         message = "in the ledger but no test measured it (renamed or removed?)"
     if not policy.strict:
         message += "; --toll-strict fails on it"

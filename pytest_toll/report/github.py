@@ -18,11 +18,13 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final, Literal
 
-ERROR = "error"
-WARNING = "warning"
-NOTICE = "notice"
-LEVELS = (ERROR, WARNING, NOTICE)
+AnnotationLevel = Literal["error", "warning", "notice"]
+ANNOTATION_ERROR: Final = "error"
+ANNOTATION_WARNING: Final = "warning"
+ANNOTATION_NOTICE: Final = "notice"
+LEVELS: tuple[AnnotationLevel, ...] = (ANNOTATION_ERROR, ANNOTATION_WARNING, ANNOTATION_NOTICE)
 
 #: Annotations of one level GitHub shows per step.
 ANNOTATIONS_PER_LEVEL = 10
@@ -49,7 +51,7 @@ def escape_property(text: str) -> str:
 class Annotation:
     """One ``::error`` / ``::warning`` / ``::notice`` line, pointing at a file line if known."""
 
-    level: str
+    level: AnnotationLevel
     message: str
     title: str | None = None
     file: str | None = None
@@ -83,9 +85,17 @@ def render_annotations(
     by_level: dict[str, list[Annotation]] = {level: [] for level in LEVELS}
     for annotation in annotations:
         by_level[annotation.level].append(annotation)
-    must_drop = len(by_level[ERROR]) > per_level or len(by_level[WARNING]) > per_level
-    notice_room = per_level - 1 if must_drop or len(by_level[NOTICE]) > per_level else per_level
-    rooms = {ERROR: per_level, WARNING: per_level, NOTICE: notice_room}
+    must_drop = (
+        len(by_level[ANNOTATION_ERROR]) > per_level or len(by_level[ANNOTATION_WARNING]) > per_level
+    )
+    notice_room = (
+        per_level - 1 if must_drop or len(by_level[ANNOTATION_NOTICE]) > per_level else per_level
+    )
+    rooms = {
+        ANNOTATION_ERROR: per_level,
+        ANNOTATION_WARNING: per_level,
+        ANNOTATION_NOTICE: notice_room,
+    }
     left_out = {level: max(0, len(by_level[level]) - rooms[level]) for level in LEVELS}
     lines = [a.render() for level in LEVELS for a in by_level[level][: rooms[level]]]
     dropped = sum(left_out.values())
@@ -97,7 +107,7 @@ def render_annotations(
         ]
         lines.append(
             Annotation(
-                NOTICE,
+                ANNOTATION_NOTICE,
                 f"{dropped} more annotation{'s' if dropped != 1 else ''} left out "
                 f"({', '.join(parts)}): GitHub shows {per_level} of each level per step. "
                 "The step summary and the log list every entry.",

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_toll.report.model import EntryDict, ReportDict, biggest_changes
+
 #: A pull-request or issue comment body may hold at most this many characters; a byte count
 #: of UTF-8 is never smaller than the character count, so a byte budget this size is safe.
 COMMENT_LIMIT_BYTES = 65_536
@@ -64,7 +66,7 @@ def signed(value: int | None) -> str:
     return f"{value:+,}" if value else "0"
 
 
-def entry_label(entry: Mapping[str, Any]) -> str:
+def entry_label(entry: EntryDict) -> str:
     """``servers::notes``; a section that is one entry (``transcripts``) is just its name.
 
     The same label the terminal summary uses, so a reader can search one for the other.
@@ -73,7 +75,7 @@ def entry_label(entry: Mapping[str, Any]) -> str:
     return kind if name == kind else f"{kind}::{name}"
 
 
-def worst_first(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def failing_first(entries: Sequence[EntryDict]) -> list[EntryDict]:
     """Failing entries first, then by outcome; report order (kind, ledger line) within."""
     ranked = sorted(
         enumerate(entries),
@@ -86,7 +88,7 @@ def worst_first(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]
     return [entry for _, entry in ranked]
 
 
-def headline(report: Mapping[str, Any]) -> str:
+def headline(report: ReportDict) -> str:
     counts: Mapping[str, int] = report.get("counts", {})
     bad = [
         f"{counts[name]} {name.replace('_', ' ')}"
@@ -107,8 +109,8 @@ def headline(report: Mapping[str, Any]) -> str:
     return status + (f" · {', '.join(rest)}" if rest else "")
 
 
-def fixed_cost_line(report: Mapping[str, Any]) -> str:
-    fixed = report.get("fixed_cost") or {}
+def fixed_cost_line(report: ReportDict) -> str:
+    fixed: Mapping[str, Any] = report.get("fixed_cost") or {}
     tokens = int(fixed.get("tokens", 0))
     window = int(report.get("window", 0)) or 1
     share = 100 * tokens / window
@@ -120,13 +122,12 @@ def fixed_cost_line(report: Mapping[str, Any]) -> str:
     )
 
 
-def change_line(entry: Mapping[str, Any], biggest: int = 5) -> str | None:
+def change_line(entry: EntryDict, biggest: int = 5) -> str | None:
     """One bullet for an entry whose total or parts moved against the pin, else None."""
-    parts = [part for part in entry.get("parts", []) if part.get("delta")]
-    parts.sort(key=lambda part: (-abs(part["delta"]), str(part["name"])))
+    shown, hidden = biggest_changes(entry.get("parts", []), biggest)
     outcome = entry.get("outcome")
     delta = entry.get("delta")
-    if not delta and not parts and outcome not in ("new", "stale"):
+    if not delta and not shown and outcome not in ("new", "stale"):
         return None
     head = f"- **{text(entry_label(entry))}**"
     if outcome == "new":
@@ -138,10 +139,10 @@ def change_line(entry: Mapping[str, Any], biggest: int = 5) -> str | None:
     details = [
         f"{text(part['name'])} {number(part.get('pin'))} → {number(part.get('measured'))} "
         f"({signed(part.get('delta'))})"
-        for part in parts[:biggest]
+        for part in shown
     ]
-    if len(parts) > biggest:
-        details.append(f"{len(parts) - biggest} more")
+    if hidden:
+        details.append(f"{hidden} more")
     if details:
         head += " · " + ", ".join(details)
     ratchet = entry.get("ratchet")
@@ -173,9 +174,9 @@ def _left_out_note(count: int, nouns: tuple[str, str], limit_bytes: int, more: b
     )
 
 
-def render(report: Mapping[str, Any], limit_bytes: int | None = None) -> str:
+def render(report: ReportDict, limit_bytes: int | None = None) -> str:
     """The report as Markdown, at most ``limit_bytes`` of UTF-8 when given."""
-    entries = worst_first(report.get("entries", []))
+    entries = failing_first(report.get("entries", []))
     head = ["## pytest-toll: context cost", "", headline(report), "", fixed_cost_line(report), ""]
     footer: list[str] = []
     if report.get("partial"):

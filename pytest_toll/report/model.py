@@ -1,10 +1,10 @@
-"""The session report: data first (dataclasses with ``as_dict()``), rendered to text here.
+"""The session report as data: dataclasses with ``as_dict()``, and the dict's types.
 
 One :class:`EntryResult` per ledger entry and per measured test; a :class:`SessionReport`
 holds them in a deterministic order (kind, then ledger line, then name) so a serial run and
 an ``-n 2`` run produce the same summary and the same JSON. The JSON shape is versioned and
-described by ``data/report.schema.json``; other renderers (Markdown, annotations, badge,
-SARIF) build on ``SessionReport.as_dict()`` only.
+described by ``data/report.schema.json`` (:class:`ReportDict` here); the renderers
+(terminal, Markdown, annotations, badge, SARIF) build on it.
 
 This module is pure: no pytest, no tokenizer.
 """
@@ -14,39 +14,83 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal, TypedDict, cast
 
 from pytest_toll._version import __version__
+from pytest_toll.gate.kinds import KINDS, kind_rank
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).parents[1] / "data" / "report.schema.json"
 
+Outcome = Literal["passed", "improved", "regressed", "over_budget", "error", "new", "stale"]
 # Outcomes, from the point of view of the ledger pin.
-PASSED = "passed"  # measured equals the pin (within tolerance) and under budget
-IMPROVED = "improved"  # below the pin: passes, and --toll-update would lower the pin
-REGRESSED = "regressed"  # above pin + tolerance: fails (unless the increase is allowed)
-OVER_BUDGET = "over_budget"  # above the human budget: always fails
-ERROR = "error"  # could not be measured: never a pass
-NEW = "new"  # measured, no pin yet: passes, --toll-update writes the pin
-STALE = "stale"  # in the ledger, not measured in a full run: fails under --toll-strict
-OUTCOMES = (PASSED, IMPROVED, REGRESSED, OVER_BUDGET, ERROR, NEW, STALE)
-
-# Kinds in report order; also the top-level ledger sections that hold entries.
-KINDS = ("servers", "skills", "calls", "transcripts", "tests")
-
-_SYMBOL = {
-    PASSED: "ok",
-    IMPROVED: "improved",
-    REGRESSED: "REGRESSED",
-    OVER_BUDGET: "OVER BUDGET",
-    ERROR: "ERROR",
-    NEW: "new",
-    STALE: "stale",
-}
+PASSED: Final = "passed"  # measured equals the pin (within tolerance) and under budget
+IMPROVED: Final = "improved"  # below the pin: passes, and --toll-update would lower the pin
+REGRESSED: Final = "regressed"  # above pin + tolerance: fails (unless the increase is allowed)
+OVER_BUDGET: Final = "over_budget"  # above the human budget: always fails
+OUTCOME_ERROR: Final = "error"  # could not be measured: never a pass
+NEW: Final = "new"  # measured, no pin yet: passes, --toll-update writes the pin
+STALE: Final = "stale"  # in the ledger, not measured in a full run: fails under --toll-strict
+OUTCOMES: tuple[Outcome, ...] = (
+    PASSED, IMPROVED, REGRESSED, OVER_BUDGET, OUTCOME_ERROR, NEW, STALE,
+)  # fmt: skip
 
 
-_TALLY = {**{name: name.replace("_", " ") for name in OUTCOMES}, ERROR: "errors"}
-_FAILING_OUTCOMES = (REGRESSED, OVER_BUDGET, ERROR)
+class PartDict(TypedDict):
+    name: str
+    measured: int | None
+    pin: int | None
+    delta: int | None
+
+
+class EntryDict(TypedDict):
+    kind: str
+    name: str
+    nodeid: str
+    line: int | None
+    measured: int | None
+    method: str | None
+    pin: int | None
+    budget: int | None
+    delta: int | None
+    outcome: Outcome
+    failed: bool
+    message: str
+    findings: list[dict[str, Any]]
+    parts: list[PartDict]
+    #: ``{"from": old pin or None, "to": new pin}``: the pin ``--toll-update`` wrote.
+    ratchet: dict[str, int | None] | None
+    other_pins: list[dict[str, Any]]
+
+
+class FixedCostDict(TypedDict):
+    tokens: int
+    window_share: float
+
+
+class ReportDict(TypedDict, total=False):
+    """``SessionReport.as_dict()``: what the JSON report holds and every output renders.
+
+    Every key is there in a report this package makes; the renderers still read each with
+    a default, so a report from another version renders what it has.
+    """
+
+    version: int
+    tool: str
+    tool_version: str
+    tokenizer: str
+    ledger: str
+    window: int
+    tolerance: int
+    update: bool
+    allow_increase: bool
+    strict: bool
+    partial: bool
+    ledger_written: bool
+    fixed_cost: FixedCostDict
+    counts: dict[str, int]
+    failed: bool
+    entries: list[EntryDict]
 
 
 def _delta(measured: int | None, pin: int | None) -> int | None:
@@ -67,7 +111,7 @@ class PartResult:
     def delta(self) -> int | None:
         return _delta(self.measured, self.pin)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> PartDict:
         return {"name": self.name, "measured": self.measured, "pin": self.pin, "delta": self.delta}
 
     @classmethod
@@ -92,7 +136,7 @@ class EntryResult:
     method: str | None
     pin: int | None
     budget: int | None
-    outcome: str
+    outcome: Outcome
     failed: bool = False
     message: str = ""
     findings: list[dict[str, Any]] = field(default_factory=list)
@@ -110,7 +154,7 @@ class EntryResult:
         """``servers::files``; a whole-section entry is just its section (``transcripts``)."""
         return self.kind if self.name == self.kind else f"{self.kind}::{self.name}"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> EntryDict:
         return {
             "kind": self.kind,
             "name": self.name,
@@ -143,7 +187,7 @@ class EntryResult:
             method=data.get("method"),
             pin=data.get("pin"),
             budget=data.get("budget"),
-            outcome=str(data["outcome"]),
+            outcome=cast(Outcome, str(data["outcome"])),
             failed=bool(data.get("failed", False)),
             message=str(data.get("message", "")),
             findings=[dict(finding) for finding in data.get("findings", [])],
@@ -153,8 +197,7 @@ class EntryResult:
         )
 
     def sort_key(self) -> tuple[int, int, str]:
-        kind_rank = KINDS.index(self.kind) if self.kind in KINDS else len(KINDS)
-        return (kind_rank, self.line if self.line is not None else 1 << 30, self.name)
+        return (kind_rank(self.kind), self.line if self.line is not None else 1 << 30, self.name)
 
 
 @dataclass
@@ -181,7 +224,7 @@ class SessionReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(OUTCOMES, 0)
+        counts: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
         for entry in self.entries:
             counts[entry.outcome] = counts.get(entry.outcome, 0) + 1
         return counts
@@ -195,13 +238,14 @@ class SessionReport:
         """Tokens paid on every request before any work: server definitions + skill metadata."""
         total = 0
         for entry in self.entries:
-            if entry.kind == "servers" and entry.measured is not None:
+            paid = KINDS[entry.kind].fixed_cost if entry.kind in KINDS else None
+            if paid == "total" and entry.measured is not None:
                 total += entry.measured
-            elif entry.kind == "skills":
-                total += sum(part.measured or 0 for part in entry.parts if part.name == "metadata")
+            elif paid is not None:
+                total += sum(part.measured or 0 for part in entry.parts if part.name == paid)
         return total
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ReportDict:
         fixed = self.fixed_cost
         return {
             "version": REPORT_VERSION,
@@ -223,177 +267,11 @@ class SessionReport:
         }
 
 
-# --- text -------------------------------------------------------------------------------
-
-
-def _status(entry: EntryResult) -> str:
-    # An entry within its pin can still fail on an error-severity rule finding.
-    if entry.failed and entry.outcome in (PASSED, IMPROVED, NEW):
-        return "FAILED"
-    return _SYMBOL[entry.outcome]
-
-
-def _number(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
-
-
-def _signed(value: int | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:+,}" if value else "0"
-
-
-def _table(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = []
-    for row in rows:
-        cells = [
-            cell.rjust(width) if align_right else cell.ljust(width)
-            for cell, width, align_right in zip(row, widths, right)
-        ]
-        lines.append("  ".join(cells).rstrip())
-    return lines
-
-
-def window_line(report: SessionReport) -> str:
-    fixed = report.fixed_cost
-    share = 100 * fixed / report.window
-    # Two decimals below 1% so a small surface does not read as zero.
-    shown = f"{share:.1f}" if share >= 1 else f"{share:.2f}"
-    return (
-        f"fixed cost per request (server definitions + skill metadata): {fixed:,} tok "
-        f"(o200k), ~{shown}% of a {report.window:,} window"
+def biggest_changes(parts: Sequence[PartDict], biggest: int = 5) -> tuple[list[PartDict], int]:
+    """The parts whose measure moved against their pin, biggest change first (then by name),
+    at most ``biggest`` of them, and how many more changed: what every rendering lists."""
+    changed = sorted(
+        (part for part in parts if part.get("delta")),
+        key=lambda part: (-abs(part["delta"] or 0), str(part["name"])),
     )
-
-
-def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
-    """The "toll summary" section as (line, colour) pairs; colour is "" or a markup name."""
-    lines: list[tuple[str, str]] = []
-    if report.entries:
-        header = ("", "entry", "measured", "pin", "budget", "change", "method")
-        rows = [header]
-        for entry in report.entries:
-            rows.append(
-                (
-                    _status(entry),
-                    entry.label,
-                    _number(entry.measured),
-                    _number(entry.pin),
-                    _number(entry.budget),
-                    _signed(entry.delta),
-                    entry.method or "-",
-                )
-            )
-        table = _table(rows, (False, False, True, True, True, True, False))
-        lines.append((table[0], "bold"))
-        for entry, text in zip(report.entries, table[1:]):
-            colour = "red" if entry.failed else ("green" if entry.outcome == IMPROVED else "")
-            if not colour and entry.outcome in (STALE, NEW):
-                colour = "yellow"
-            lines.append((text, colour))
-    else:
-        lines.append(("no ledger entries or measured tests", ""))
-    for entry in report.entries:
-        # Pins that are not token totals (waste_ratio_pin) have no column of their own.
-        for other in entry.other_pins:
-            pin = "-" if other["pin"] is None else f"{other['pin']:g}"
-            lines.append(
-                (f"{entry.label}: {other['key']} {pin}, measured {other['measured']:g}", "")
-            )
-    for entry in report.entries:
-        for finding in entry.findings:
-            if finding.get("severity") in ("error", "warn"):
-                subject = f" {finding['subject']}:" if finding.get("subject") else ""
-                colour = "red" if finding["severity"] == "error" else "yellow"
-                lines.append(
-                    (
-                        f"{entry.label}: {finding['rule']} {finding['severity']}"
-                        f"{subject} {finding['message']}",
-                        colour,
-                    )
-                )
-    lines.append((window_line(report), ""))
-    counts = report.counts
-    tally = ", ".join(f"{counts[name]} {_TALLY[name]}" for name in OUTCOMES)
-    # Counts are pin outcomes; an entry can meet its pin and still fail on a rule error (or
-    # as stale under --toll-strict), so those are named first rather than hidden in "passed".
-    failing_otherwise = sum(
-        1 for entry in report.entries if entry.failed and entry.outcome not in _FAILING_OUTCOMES
-    )
-    if failing_otherwise:
-        tally = f"{failing_otherwise} failed on rules or strictness; pins: {tally}"
-    lines.append((tally, "red" if report.failed else "green"))
-    improved = [entry for entry in report.entries if entry.outcome == IMPROVED]
-    if improved and not report.update:
-        total = sum(-(entry.delta or 0) for entry in improved)
-        if total > 0:
-            what = f"improved by {total:,} tok"
-        else:
-            # Only non-token pins improved (a transcripts waste ratio).
-            what = f"{len(improved)} {'entry' if len(improved) == 1 else 'entries'} improved"
-        lines.append((f"{what} — ratchet with --toll-update", "green"))
-    if report.partial and report.update:
-        lines.append(("partial run: only entries that ran were updated, none removed", "yellow"))
-    if report.ledger_written:
-        lines.append((f"ledger updated: {report.ledger}", "green"))
-        for entry in report.entries:
-            for other in entry.other_pins:
-                before, now = other["pin"], other["measured"]
-                if before is None or now < before or (report.allow_increase and now > before):
-                    change = "new pin" if before is None else f"{before:g} →"
-                    lines.append((f"  {entry.label}: {other['key']} {change} {now:g}", ""))
-            if entry.ratchet is None:
-                continue
-            before, after = entry.ratchet["from"], entry.ratchet["to"]
-            if before is None:
-                lines.append((f"  {entry.label}: new pin {after:,}", ""))
-            else:
-                raised = after is not None and after > before
-                lines.append(
-                    (f"  {entry.label}: pin {before:,} → {after:,}", "yellow" if raised else "")
-                )
-    return lines
-
-
-def failure_text(entry: EntryResult, biggest: int = 5) -> str:
-    """A short table for a failed ledger item or test: measured, pin, budget, delta, parts."""
-    lines = [f"{entry.label}: {entry.message or _status(entry)}"]
-    if entry.outcome != ERROR:
-        rows: list[tuple[str, ...]] = [
-            ("measured", "pin", "budget", "delta", "method"),
-            (
-                _number(entry.measured),
-                _number(entry.pin),
-                _number(entry.budget),
-                _signed(entry.delta),
-                entry.method or "-",
-            ),
-        ]
-        lines.extend("  " + line for line in _table(rows, (True, True, True, True, False)))
-    changed = [part for part in entry.parts if part.delta]
-    any_pinned = any(part.pin is not None for part in entry.parts)
-    unpinned = [part for part in entry.parts if part.pin is None and part.measured is not None]
-    if changed or (unpinned and any_pinned):
-        changed.sort(key=lambda part: (-abs(part.delta or 0), part.name))
-        shown = changed[:biggest]
-        part_rows: list[tuple[str, ...]] = [("part", "measured", "pin", "delta")]
-        part_rows.extend(
-            (part.name, _number(part.measured), _number(part.pin), _signed(part.delta))
-            for part in shown
-        )
-        if any_pinned:
-            part_rows.extend(
-                (part.name, _number(part.measured), "new", "-")
-                for part in unpinned[: max(0, biggest - len(shown))]
-            )
-        lines.append("  biggest changes:")
-        lines.extend("    " + line for line in _table(part_rows, (False, True, True, True)))
-        hidden = len(changed) - len(shown)
-        if hidden > 0:
-            lines.append(f"    … and {hidden} more changed")
-    for finding in entry.findings:
-        if finding.get("severity") == "error":
-            subject = f" {finding['subject']}:" if finding.get("subject") else ""
-            hint = f" — {finding['hint']}" if finding.get("hint") else ""
-            lines.append(f"  {finding['rule']} error{subject} {finding['message']}{hint}")
-    return "\n".join(lines)
+    return changed[:biggest], len(changed) - len(changed[:biggest])

@@ -16,10 +16,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_toll.gate.kinds import KINDS
 from pytest_toll.report import badge as badges
 from pytest_toll.report import github as actions
 from pytest_toll.report import markdown as markdown_report
 from pytest_toll.report import sarif as sarif_report
+from pytest_toll.report.model import EntryDict, ReportDict, biggest_changes
 
 _TITLE = {
     "regressed": "regressed",
@@ -33,20 +35,19 @@ _TITLE = {
 _GATE_RANK = {"error": 0, "over_budget": 1, "regressed": 2, "stale": 3}
 
 
-def _part_changes(entry: Mapping[str, Any], biggest: int = 5) -> list[str]:
-    parts = [part for part in entry.get("parts", []) if part.get("delta")]
-    parts.sort(key=lambda part: (-abs(part["delta"]), str(part["name"])))
+def _part_changes(entry: EntryDict, biggest: int = 5) -> list[str]:
+    shown, hidden = biggest_changes(entry.get("parts", []), biggest)
     lines = [
         f"{part['name']}: {markdown_report.number(part.get('pin'))} → "
         f"{markdown_report.number(part.get('measured'))} ({markdown_report.signed(part['delta'])})"
-        for part in parts[:biggest]
+        for part in shown
     ]
-    if len(parts) > biggest:
-        lines.append(f"… and {len(parts) - biggest} more changed")
+    if hidden:
+        lines.append(f"… and {hidden} more changed")
     return lines
 
 
-def _gate_message(entry: Mapping[str, Any]) -> str:
+def _gate_message(entry: EntryDict) -> str:
     method = entry.get("method") or "o200k"
     lines = []
     if entry.get("message"):
@@ -62,7 +63,7 @@ def _gate_message(entry: Mapping[str, Any]) -> str:
 
 
 def entry_annotations(
-    report: Mapping[str, Any],
+    report: ReportDict,
     ledger_file: str,
     where_test: Callable[[str], str | None] | None = None,
 ) -> list[actions.Annotation]:
@@ -83,7 +84,8 @@ def entry_annotations(
         label = markdown_report.entry_label(entry)
         line = entry.get("line")
         file = ledger_file
-        if line is None and entry.get("kind") == "tests" and where_test is not None:
+        kind = KINDS.get(str(entry.get("kind")))
+        if line is None and kind is not None and kind.python_tests and where_test is not None:
             file = where_test(str(entry.get("nodeid", ""))) or ledger_file
         outcome = str(entry.get("outcome"))
         if entry.get("failed"):
@@ -92,7 +94,7 @@ def entry_annotations(
                     _GATE_RANK.get(outcome, 4),
                     index,
                     actions.Annotation(
-                        actions.ERROR,
+                        actions.ANNOTATION_ERROR,
                         _gate_message(entry),
                         title=f"toll: {label} {_TITLE.get(outcome, outcome)}",
                         file=file,
@@ -103,7 +105,7 @@ def entry_annotations(
         elif outcome == "stale":
             warnings.append(
                 actions.Annotation(
-                    actions.WARNING,
+                    actions.ANNOTATION_WARNING,
                     entry.get("message") or "in the ledger but not measured in this run",
                     title=f"toll: {label} stale",
                     file=file,
@@ -113,7 +115,7 @@ def entry_annotations(
         elif outcome == "improved" and not entry.get("ratchet"):
             notices.append(
                 actions.Annotation(
-                    actions.NOTICE,
+                    actions.ANNOTATION_NOTICE,
                     f"improved by {-(entry.get('delta') or 0):,} tok — ratchet with "
                     "pytest --toll --toll-update",
                     title=f"toll: {label} improved",
@@ -130,7 +132,7 @@ def entry_annotations(
             if finding.get("hint"):
                 message += f"\nhint: {finding['hint']}"
             annotation = actions.Annotation(
-                actions.ERROR if severity == "error" else actions.WARNING,
+                actions.ANNOTATION_ERROR if severity == "error" else actions.ANNOTATION_WARNING,
                 message,
                 title=f"toll: {label} {finding.get('rule')}",
                 file=file,
@@ -141,15 +143,16 @@ def entry_annotations(
     return [item[2] for item in gate] + finding_errors + warnings + notices
 
 
-def headline_tokens(report: Mapping[str, Any]) -> int | None:
+def headline_tokens(report: ReportDict) -> int | None:
     """The badge's number: the fixed cost per request, or None when nothing was measured."""
     measured = any(entry.get("measured") is not None for entry in report.get("entries", []))
     if not measured:
         return None
-    return int((report.get("fixed_cost") or {}).get("tokens", 0))
+    fixed: Mapping[str, Any] = report.get("fixed_cost") or {}
+    return int(fixed.get("tokens", 0))
 
 
-def badge_for(report: Mapping[str, Any]) -> badges.Badge:
+def badge_for(report: ReportDict) -> badges.Badge:
     return badges.make_badge(headline_tokens(report), failed=bool(report.get("failed")))
 
 
@@ -169,7 +172,7 @@ def _write(path: Path, content: str) -> None:
 
 
 def write_outputs(
-    report: dict[str, Any],
+    report: ReportDict,
     *,
     markdown: Path | None,
     badge: Path | None,

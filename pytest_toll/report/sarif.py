@@ -10,10 +10,10 @@ a budget, turn a rule off, look at the server the entry names). Two kinds of res
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pytest_toll._version import __version__
+from pytest_toll.report.model import ReportDict
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -39,7 +39,7 @@ def _location(uri: str, line: int | None) -> dict[str, Any]:
     return {"physicalLocation": physical}
 
 
-def render(report: Mapping[str, Any], ledger_uri: str) -> dict[str, Any]:
+def render(report: ReportDict, ledger_uri: str) -> dict[str, Any]:
     """A SARIF log with one run; ``ledger_uri`` is toll.yaml relative to the repository root."""
     rules: dict[str, dict[str, Any]] = {}
     results: list[dict[str, Any]] = []

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_toll.gate.ledger import DELETE
+from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.gate.ratchet import (
-    Measurement,
     Policy,
     judge,
     plan_entry,
@@ -31,7 +31,7 @@ def server(
         nodeid="toll.yaml::servers::files",
         line=3,
         entry=entry,
-        measurement=Measurement(total, "o200k", parts),
+        measurement=EntryMeasurement(total, "o200k", parts),
         policy=policy,
     )
 
@@ -119,7 +119,7 @@ def test_error_findings_fail_warnings_do_not() -> None:
             nodeid="n",
             line=1,
             entry={"pin": 5},
-            measurement=Measurement(5, "o200k", {}, findings),
+            measurement=EntryMeasurement(5, "o200k", {}, findings),
             policy=Policy(),
         )
         assert (result.outcome, result.failed) == ("passed", failed)
@@ -168,7 +168,9 @@ def test_skill_levels_are_gated_each_on_their_own() -> None:
         nodeid="toll.yaml::skills::pdf",
         line=2,
         entry={"path": "skills/pdf", "pin": pin},
-        measurement=Measurement(2040, "o200k", {"metadata": 100, "body": 1940, "references": 0}),
+        measurement=EntryMeasurement(
+            2040, "o200k", {"metadata": 100, "body": 1940, "references": 0}
+        ),
         policy=Policy(update=True),
     )
     # The total went down (2090 -> 2040), but the always-loaded metadata grew by 10.

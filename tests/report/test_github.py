@@ -9,7 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_toll.report import github
-from pytest_toll.report.github import ERROR, NOTICE, WARNING, Annotation
+from pytest_toll.report.github import (
+    ANNOTATION_ERROR,
+    ANNOTATION_NOTICE,
+    ANNOTATION_WARNING,
+    Annotation,
+)
 
 
 def parse_command(line: str) -> tuple[str, dict[str, str], str]:
@@ -45,7 +50,7 @@ def test_property_escaping_also_covers_colon_and_comma() -> None:
 
 def test_hostile_message_and_title_stay_one_command() -> None:
     annotation = Annotation(
-        ERROR,
+        ANNOTATION_ERROR,
         "100% over\n::warning file=x.py::injected, twice\r",
         title="servers::files, 50%",
         file="dir, with:colon/toll.yaml",
@@ -58,8 +63,10 @@ def test_hostile_message_and_title_stay_one_command() -> None:
 
 
 def test_annotation_without_properties() -> None:
-    assert Annotation(NOTICE, "hello").render() == "::notice::hello"
-    assert Annotation(WARNING, "w", line=3).render() == "::warning::w"  # a line needs a file
+    assert Annotation(ANNOTATION_NOTICE, "hello").render() == "::notice::hello"
+    assert (
+        Annotation(ANNOTATION_WARNING, "w", line=3).render() == "::warning::w"
+    )  # a line needs a file
 
 
 def test_unknown_level_is_refused() -> None:
@@ -76,7 +83,7 @@ def test_unknown_level_is_refused() -> None:
 def test_any_text_round_trips_through_the_runner_parser(
     message: str, title: str, file: str, line: int
 ) -> None:
-    rendered = Annotation(ERROR, message, title=title, file=file, line=line).render()
+    rendered = Annotation(ANNOTATION_ERROR, message, title=title, file=file, line=line).render()
     assert "\n" not in rendered and "\r" not in rendered
     name, properties, data = parse_command(rendered)
     assert name == "error"
@@ -90,7 +97,9 @@ def _many(level: str, count: int) -> list[Annotation]:
 
 def test_caps_each_level_and_counts_what_was_left_out() -> None:
     # Given out of order on purpose: errors must still come first.
-    given_order = _many(NOTICE, 11) + _many(WARNING, 3) + _many(ERROR, 12)
+    given_order = (
+        _many(ANNOTATION_NOTICE, 11) + _many(ANNOTATION_WARNING, 3) + _many(ANNOTATION_ERROR, 12)
+    )
     lines = github.render_annotations(given_order)
     assert lines[:10] == [f"::error::error {index}" for index in range(10)]
     assert lines[10:13] == [f"::warning::warning {index}" for index in range(3)]
@@ -102,13 +111,15 @@ def test_caps_each_level_and_counts_what_was_left_out() -> None:
 
 
 def test_exactly_at_the_cap_nothing_is_left_out() -> None:
-    lines = github.render_annotations(_many(ERROR, 10) + _many(WARNING, 10) + _many(NOTICE, 10))
+    lines = github.render_annotations(
+        _many(ANNOTATION_ERROR, 10) + _many(ANNOTATION_WARNING, 10) + _many(ANNOTATION_NOTICE, 10)
+    )
     assert len(lines) == 30
     assert "left out" not in "".join(lines)
 
 
 def test_one_error_too_many_makes_room_for_the_notice() -> None:
-    lines = github.render_annotations(_many(ERROR, 11) + _many(NOTICE, 10))
+    lines = github.render_annotations(_many(ANNOTATION_ERROR, 11) + _many(ANNOTATION_NOTICE, 10))
     assert sum(line.startswith("::notice") for line in lines) == 10
     assert lines[-1].startswith(
         "::notice title=pytest-toll::2 more annotations left out (1 error, 1 notice)"

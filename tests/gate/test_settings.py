@@ -10,7 +10,7 @@ import pytest
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.gate.ledger import load_ledger
-from pytest_toll.gate.session import Sources, open_ledger, resolve_settings
+from pytest_toll.gate.settings import Sources, open_ledger, resolve_settings
 
 
 def sources(tmp_path: Path, cli: dict[str, Any] | None = None, **ini: str) -> Sources:

@@ -1,0 +1,34 @@
+"""Where the pytest adapter keeps its state: stash keys, ``user_properties`` names, accessors.
+
+Shared by :mod:`pytest_toll.plugin` and :mod:`pytest_toll.items` (which the plugin loads
+only with ``--toll``), so neither imports the other for them. Imports nothing of the gate at
+run time: ``import pytest_toll.plugin`` must stay cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_toll.fixture import Toll
+    from pytest_toll.gate.session import TollState
+
+STATE_KEY: pytest.StashKey[TollState] = pytest.StashKey()
+METER_KEY: pytest.StashKey[Toll] = pytest.StashKey()
+BUDGET_KEY: pytest.StashKey[int | None] = pytest.StashKey()
+MARKER_ERROR_KEY: pytest.StashKey[str] = pytest.StashKey()
+#: The ``user_properties`` names: the judged result (a plain dict, how results reach the
+#: xdist controller) and a test's measured total (what JUnit XML shows).
+RESULT_PROPERTY = "toll"
+TOKENS_PROPERTY = "toll_tokens"
+
+
+def state_of(config: pytest.Config) -> TollState | None:
+    """The ``--toll`` session's state; None without ``--toll``."""
+    return config.stash.get(STATE_KEY, None)
+
+
+def require_state(config: pytest.Config) -> TollState:
+    return config.stash[STATE_KEY]

@@ -1,0 +1,62 @@
+"""What measuring one ledger entry takes and gives: its context in, an EntryMeasurement out.
+
+Plain data shared by the measurers (:mod:`pytest_toll.gate.measurers`), the kinds registry
+and the ratchet, so none of them has to import another only for a type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_toll.core.findings import RuleSettings
+from pytest_toll.core.limits import DEFAULT_WINDOW
+from pytest_toll.core.models import Catalogue
+
+
+@dataclass(frozen=True)
+class EntryMeasurement:
+    """What one entry measured: the primary total, how, per-part numbers and findings."""
+
+    total: int
+    method: str
+    parts: Mapping[str, int] = field(default_factory=dict)
+    findings: tuple[Mapping[str, Any], ...] = ()
+    #: Other pinned numbers of the entry, by ledger key (``waste_ratio_pin``): measured
+    #: values that ratchet down like pins; going above them is the measuring rules' call.
+    other_pins: Mapping[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "method": self.method,
+            "parts": dict(self.parts),
+            "findings": [dict(finding) for finding in self.findings],
+            "other_pins": dict(self.other_pins),
+        }
+
+
+@dataclass(frozen=True)
+class EntryContext:
+    """What every measurement needs besides its entry: where the ledger is, and its settings."""
+
+    root: Path
+    window: int = DEFAULT_WINDOW
+    rules: Mapping[str, Any] = field(default_factory=dict)
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    duplicate_decisions: tuple[tuple[str, int], ...] = ()
+    source: str = "toll.yaml"
+    #: The ledger's top-level ``model:`` and its catalogue with ``models:`` overrides.
+    model: str | None = None
+    catalogue: Catalogue | None = None
+
+    def settings(self, entry: Mapping[str, Any], where: str) -> RuleSettings:
+        """Ledger-wide rule severities and limits, overridden by the entry's own ``rules``."""
+        severities = {**self.rules, **(entry.get("rules") or {})}
+        return RuleSettings.parse(severities, self.limits, source=where)
+
+    def resolve(self, path: str) -> Path:
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else self.root / candidate

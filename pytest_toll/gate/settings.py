@@ -1,0 +1,193 @@
+"""The ``--toll-*`` settings: one place decides each (command line > ini > ledger > default).
+
+A bad value is reported with its source (the flag, the ini file and key, or the ledger's
+file and line). Also where the ledger is, and opening it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_toll.core.errors import UsageError
+from pytest_toll.core.limits import DEFAULT_WINDOW
+from pytest_toll.core.models import Catalogue, load_models
+from pytest_toll.gate.ledger import DEFAULT_NAME, Ledger, load_ledger
+from pytest_toll.gate.ratchet import Policy
+
+DEFAULT_TOLERANCE = 0
+
+#: Report files the CI outputs render from the report (the CI engineer's ``outputs``).
+OUTPUT_FILES = ("markdown", "badge", "sarif")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every resolved ``--toll-*`` setting."""
+
+    ledger: Path
+    ledger_given: bool = False
+    window: int = DEFAULT_WINDOW
+    tolerance: int = DEFAULT_TOLERANCE
+    strict: bool = False
+    update: bool = False
+    allow_increase: bool = False
+    json: Path | None = None
+    markdown: Path | None = None
+    badge: Path | None = None
+    sarif: Path | None = None
+
+    @property
+    def policy(self) -> Policy:
+        return Policy(self.tolerance, self.update, self.allow_increase, self.strict)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Raw values as given, with where they came from, for error messages.
+
+    ``cli`` holds command-line values (None when not given) keyed by setting name; ``ini``
+    holds ini strings ("" when not set); paths in ini are relative to ``ini_dir``, on the
+    command line to ``invocation_dir``.
+    """
+
+    cli: Mapping[str, Any]
+    ini: Mapping[str, str]
+    ini_name: str
+    ini_dir: Path
+    invocation_dir: Path
+    rootdir: Path
+
+
+def _integer(value: Any, minimum: int, what: str) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"{what}, not {value!r}")
+    if isinstance(value, int):
+        number = value
+    else:
+        text = str(value).strip().replace("_", "").replace(",", "")
+        if not text.lstrip("-").isdigit():
+            raise ValueError(f"{what}, not {value!r}")
+        number = int(text)
+    if number < minimum:
+        raise ValueError(f"{what}, not {value!r}")
+    return number
+
+
+def _boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"must be true or false, not {value!r}")
+
+
+_PARSERS: dict[str, Callable[[Any], Any]] = {
+    "window": lambda value: _integer(value, 1, "must be a positive whole number of tokens"),
+    "tolerance": lambda value: _integer(value, 0, "must be a whole number of tokens >= 0"),
+    "strict": _boolean,
+}
+_FLAGS = {
+    "ledger": "--toll-ledger",
+    "window": "--toll-window",
+    "tolerance": "--toll-tolerance",
+    "strict": "--toll-strict",
+    "json": "--toll-json",
+    "markdown": "--toll-markdown",
+    "badge": "--toll-badge",
+    "sarif": "--toll-sarif",
+}
+#: Settings a ledger may carry at its top level.
+LEDGER_KEYS = ("window", "tolerance")
+
+
+def _pick(name: str, sources: Sources) -> tuple[Any, str, Path | None]:
+    """The first given value of ``name`` (CLI, then ini) with its source and base dir."""
+    value = sources.cli.get(name)
+    if value is not None:
+        return value, f"{_FLAGS[name]} on the command line", sources.invocation_dir
+    text = sources.ini.get(name, "")
+    if text:
+        return text, f"toll_{name} in {sources.ini_name}", sources.ini_dir
+    return None, "", None
+
+
+def resolve_ledger_path(sources: Sources) -> tuple[Path, bool]:
+    """Where the ledger is, and whether the user named it (a named ledger must exist)."""
+    value, _, base = _pick("ledger", sources)
+    if value is None:
+        return sources.rootdir / DEFAULT_NAME, False
+    path = Path(str(value)).expanduser()
+    return (path if path.is_absolute() else (base or sources.rootdir) / path), True
+
+
+def resolve_settings(
+    sources: Sources, ledger: Ledger | None, *, update: bool, allow_increase: bool
+) -> Settings:
+    """CLI > ini > ledger > default, for every setting; a bad value names its source."""
+    path, given = resolve_ledger_path(sources)
+    values: dict[str, Any] = {}
+    for name, parse in _PARSERS.items():
+        value, source, _ = _pick(name, sources)
+        if value is None and ledger is not None and name in LEDGER_KEYS and name in ledger.data:
+            value = ledger.data[name]
+            line = ledger.line_of((name,))
+            source = f"{ledger.path}:{line}" if line else str(ledger.path)
+        if value is None:
+            continue
+        try:
+            values[name] = parse(value)
+        except ValueError as error:
+            raise UsageError(f"{source}: {name} {error}") from None
+    if "window" not in values and ledger is not None and ledger.data.get("model"):
+        values["window"] = _model_window(ledger)
+    paths: dict[str, Path | None] = {}
+    for name in ("json", *OUTPUT_FILES):
+        value, _, base = _pick(name, sources)
+        paths[name] = None if value is None else (base or sources.invocation_dir) / Path(str(value))
+    if allow_increase and not update:
+        raise UsageError("--toll-allow-increase only applies with --toll-update")
+    return Settings(
+        ledger=path,
+        ledger_given=given,
+        window=values.get("window", DEFAULT_WINDOW),
+        tolerance=values.get("tolerance", DEFAULT_TOLERANCE),
+        strict=values.get("strict", False),
+        update=update,
+        allow_increase=allow_increase,
+        json=paths["json"],
+        markdown=paths["markdown"],
+        badge=paths["badge"],
+        sarif=paths["sarif"],
+    )
+
+
+def ledger_catalogue(ledger: Ledger) -> Catalogue:
+    """The model catalogue with the ledger's ``models:`` overrides applied.
+
+    Errors in the overrides name the ledger and the line of its ``models:`` section.
+    """
+    line = ledger.line_of(("models",)) or 1
+    return load_models(ledger.data.get("models"), source=f"{ledger.path}:{line}")
+
+
+def _model_window(ledger: Ledger) -> int:
+    """The context window of the ledger's ``model:`` (with its ``models:`` overrides)."""
+    catalogue = ledger_catalogue(ledger)
+    try:
+        model = catalogue.get(str(ledger.data["model"]))
+    except UsageError as error:
+        raise UsageError(f"{ledger.path}:{ledger.line_of(('model',))}: model: {error}") from None
+    # A model with no known window leaves the default: the window is shown, never graded.
+    return int(model.window) if model.window else DEFAULT_WINDOW
+
+
+def open_ledger(sources: Sources, *, update: bool) -> Ledger:
+    """Load the ledger; a missing default ledger is empty (``--toll-update`` creates it)."""
+    path, given = resolve_ledger_path(sources)
+    return load_ledger(path, missing_ok=update or not given, allow_duplicate_decisions=True)

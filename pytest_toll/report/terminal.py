@@ -1,0 +1,206 @@
+"""The session report as terminal text: the "toll summary" section and failure tables.
+
+Pure: no pytest, no tokenizer. The plugin writes these lines; ledger items and tests show
+:func:`failure_text` when they fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pytest_toll.report.model import (
+    IMPROVED,
+    NEW,
+    OUTCOME_ERROR,
+    OUTCOMES,
+    OVER_BUDGET,
+    PASSED,
+    REGRESSED,
+    STALE,
+    EntryResult,
+    Outcome,
+    SessionReport,
+    biggest_changes,
+)
+
+_SYMBOL: dict[Outcome, str] = {
+    PASSED: "ok",
+    IMPROVED: "improved",
+    REGRESSED: "REGRESSED",
+    OVER_BUDGET: "OVER BUDGET",
+    OUTCOME_ERROR: "ERROR",
+    NEW: "new",
+    STALE: "stale",
+}
+_TALLY = {**{name: name.replace("_", " ") for name in OUTCOMES}, OUTCOME_ERROR: "errors"}
+_FAILING_OUTCOMES = (REGRESSED, OVER_BUDGET, OUTCOME_ERROR)
+
+
+def _status(entry: EntryResult) -> str:
+    # An entry within its pin can still fail on an error-severity rule finding.
+    if entry.failed and entry.outcome in (PASSED, IMPROVED, NEW):
+        return "FAILED"
+    return _SYMBOL[entry.outcome]
+
+
+def _number(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _signed(value: int | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+,}" if value else "0"
+
+
+def _table(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.rjust(width) if align_right else cell.ljust(width)
+            for cell, width, align_right in zip(row, widths, right)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def window_line(report: SessionReport) -> str:
+    fixed = report.fixed_cost
+    share = 100 * fixed / report.window
+    # Two decimals below 1% so a small surface does not read as zero.
+    shown = f"{share:.1f}" if share >= 1 else f"{share:.2f}"
+    return (
+        f"fixed cost per request (server definitions + skill metadata): {fixed:,} tok "
+        f"(o200k), ~{shown}% of a {report.window:,} window"
+    )
+
+
+def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
+    """The "toll summary" section as (line, colour) pairs; colour is "" or a markup name."""
+    lines: list[tuple[str, str]] = []
+    if report.entries:
+        header = ("", "entry", "measured", "pin", "budget", "change", "method")
+        rows = [header]
+        for entry in report.entries:
+            rows.append(
+                (
+                    _status(entry),
+                    entry.label,
+                    _number(entry.measured),
+                    _number(entry.pin),
+                    _number(entry.budget),
+                    _signed(entry.delta),
+                    entry.method or "-",
+                )
+            )
+        table = _table(rows, (False, False, True, True, True, True, False))
+        lines.append((table[0], "bold"))
+        for entry, text in zip(report.entries, table[1:]):
+            colour = "red" if entry.failed else ("green" if entry.outcome == IMPROVED else "")
+            if not colour and entry.outcome in (STALE, NEW):
+                colour = "yellow"
+            lines.append((text, colour))
+    else:
+        lines.append(("no ledger entries or measured tests", ""))
+    for entry in report.entries:
+        # Pins that are not token totals (waste_ratio_pin) have no column of their own.
+        for other in entry.other_pins:
+            pin = "-" if other["pin"] is None else f"{other['pin']:g}"
+            lines.append(
+                (f"{entry.label}: {other['key']} {pin}, measured {other['measured']:g}", "")
+            )
+    for entry in report.entries:
+        for finding in entry.findings:
+            if finding.get("severity") in ("error", "warn"):
+                subject = f" {finding['subject']}:" if finding.get("subject") else ""
+                colour = "red" if finding["severity"] == "error" else "yellow"
+                lines.append(
+                    (
+                        f"{entry.label}: {finding['rule']} {finding['severity']}"
+                        f"{subject} {finding['message']}",
+                        colour,
+                    )
+                )
+    lines.append((window_line(report), ""))
+    counts = report.counts
+    tally = ", ".join(f"{counts[name]} {_TALLY[name]}" for name in OUTCOMES)
+    # Counts are pin outcomes; an entry can meet its pin and still fail on a rule error (or
+    # as stale under --toll-strict), so those are named first rather than hidden in "passed".
+    failing_otherwise = sum(
+        1 for entry in report.entries if entry.failed and entry.outcome not in _FAILING_OUTCOMES
+    )
+    if failing_otherwise:
+        tally = f"{failing_otherwise} failed on rules or strictness; pins: {tally}"
+    lines.append((tally, "red" if report.failed else "green"))
+    improved = [entry for entry in report.entries if entry.outcome == IMPROVED]
+    if improved and not report.update:
+        total = sum(-(entry.delta or 0) for entry in improved)
+        if total > 0:
+            what = f"improved by {total:,} tok"
+        else:
+            # Only non-token pins improved (a transcripts waste ratio).
+            what = f"{len(improved)} {'entry' if len(improved) == 1 else 'entries'} improved"
+        lines.append((f"{what} — ratchet with --toll-update", "green"))
+    if report.partial and report.update:
+        lines.append(("partial run: only entries that ran were updated, none removed", "yellow"))
+    if report.ledger_written:
+        lines.append((f"ledger updated: {report.ledger}", "green"))
+        for entry in report.entries:
+            for other in entry.other_pins:
+                before, now = other["pin"], other["measured"]
+                if before is None or now < before or (report.allow_increase and now > before):
+                    change = "new pin" if before is None else f"{before:g} →"
+                    lines.append((f"  {entry.label}: {other['key']} {change} {now:g}", ""))
+            if entry.ratchet is None:
+                continue
+            before, after = entry.ratchet["from"], entry.ratchet["to"]
+            if before is None:
+                lines.append((f"  {entry.label}: new pin {after:,}", ""))
+            else:
+                raised = after is not None and after > before
+                lines.append(
+                    (f"  {entry.label}: pin {before:,} → {after:,}", "yellow" if raised else "")
+                )
+    return lines
+
+
+def failure_text(entry: EntryResult, biggest: int = 5) -> str:
+    """A short table for a failed ledger item or test: measured, pin, budget, delta, parts."""
+    lines = [f"{entry.label}: {entry.message or _status(entry)}"]
+    if entry.outcome != OUTCOME_ERROR:
+        rows: list[tuple[str, ...]] = [
+            ("measured", "pin", "budget", "delta", "method"),
+            (
+                _number(entry.measured),
+                _number(entry.pin),
+                _number(entry.budget),
+                _signed(entry.delta),
+                entry.method or "-",
+            ),
+        ]
+        lines.extend("  " + line for line in _table(rows, (True, True, True, True, False)))
+    shown, hidden = biggest_changes([part.as_dict() for part in entry.parts], biggest)
+    any_pinned = any(part.pin is not None for part in entry.parts)
+    unpinned = [part for part in entry.parts if part.pin is None and part.measured is not None]
+    if shown or (unpinned and any_pinned):
+        part_rows: list[tuple[str, ...]] = [("part", "measured", "pin", "delta")]
+        part_rows.extend(
+            (part["name"], _number(part["measured"]), _number(part["pin"]), _signed(part["delta"]))
+            for part in shown
+        )
+        if any_pinned:
+            part_rows.extend(
+                (part.name, _number(part.measured), "new", "-")
+                for part in unpinned[: max(0, biggest - len(shown))]
+            )
+        lines.append("  biggest changes:")
+        lines.extend("    " + line for line in _table(part_rows, (False, True, True, True)))
+        if hidden > 0:
+            lines.append(f"    … and {hidden} more changed")
+    for finding in entry.findings:
+        if finding.get("severity") == "error":
+            subject = f" {finding['subject']}:" if finding.get("subject") else ""
+            hint = f" — {finding['hint']}" if finding.get("hint") else ""
+            lines.append(f"  {finding['rule']} error{subject} {finding['message']}{hint}")
+    return "\n".join(lines)
