@@ -1,10 +1,12 @@
-"""Ledger entries as pytest items: ``toll.yaml::servers::files``, ``toll.yaml::transcripts``.
+"""Ledger entries as pytest items (``toll.yaml::servers::files``, ``toll.yaml::transcripts``),
+and the judgement of a test's own measurement.
 
 The ledger file is a collector, each section a collector and each entry an item, so node
 ids, ``-k`` and ``--co`` work as for Python tests. An item measures its entry through the
 registry in :mod:`pytest_toll.gate.kinds`, judges it (:func:`pytest_toll.gate.ratchet.judge`),
 leaves the result on its report as a plain dict (how it reaches the xdist controller), and
-fails with a short table rather than a traceback.
+fails with a short table rather than a traceback. A test that measured with the ``toll``
+fixture, or is marked ``toll(budget=N)``, is judged the same way (:func:`judge_test`).
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from typing import Any
 
 import pytest
 
-from pytest_toll._keys import RESULT_PROPERTY, require_state, state_of
+from pytest_toll._keys import RESULT_PROPERTY, STATE_KEY, TOKENS_PROPERTY, require_state, state_of
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.gate.kinds import KINDS, Kind
+from pytest_toll.fixture import Toll
+from pytest_toll.gate.kinds import KINDS, TESTS_KIND, Kind
 from pytest_toll.gate.measurement import EntryMeasurement
-from pytest_toll.gate.ratchet import judge
+from pytest_toll.gate.ratchet import Policy, judge
 from pytest_toll.report.model import EntryResult
 from pytest_toll.report.terminal import failure_text
 
@@ -116,3 +119,43 @@ class LedgerItem(pytest.Item):
         keys = self.kind.keys(self.entry_name)
         line = state.ledger.line_of(keys) if state is not None else None
         return self.path, None if line is None else line - 1, "::".join(keys)
+
+
+def judge_test(
+    item: pytest.Item, meter: Toll | None, budget: int | None, *, errored: bool
+) -> EntryResult | None:
+    """Judge a test's measured total; None when there is nothing to judge it against."""
+    state = item.config.stash.get(STATE_KEY, None)
+    nodeid = item.nodeid
+    entry: dict[str, Any] = {}
+    if state is not None:
+        entry = state.ledger.section(TESTS_KIND.name).get(nodeid) or {}
+    measured = meter is not None and bool(meter.records)
+    if measured and meter is not None:
+        item.user_properties.append((TOKENS_PROPERTY, meter.total))
+    if (errored or not measured) and budget is None and not entry:
+        # A failing or non-measuring test with no budget and no pin: nothing to judge.
+        return None
+    measurement: EntryMeasurement | None = None
+    error = ""
+    if errored:
+        error = "the test did not pass: its measurement is neither judged nor pinned"
+    elif meter is None or not meter.records:
+        gate = "marked toll(budget=…)" if budget is not None else "pinned in the ledger"
+        error = f"{gate} but measured nothing: measure with the toll fixture"
+    else:
+        measurement = EntryMeasurement(meter.total, meter.method, meter.parts())
+    result = judge(
+        kind=TESTS_KIND.name,
+        name=nodeid,
+        nodeid=nodeid,
+        line=state.ledger.line_of(TESTS_KIND.keys(nodeid)) if state is not None and entry else None,
+        entry=entry,
+        measurement=measurement,
+        policy=state.policy if state is not None else Policy(),
+        error=error,
+        extra_budget=budget,
+    )
+    if state is not None:
+        item.user_properties.append((RESULT_PROPERTY, result.as_dict()))
+    return result

@@ -22,7 +22,6 @@ from pytest_toll._keys import (
     METER_KEY,
     RESULT_PROPERTY,
     STATE_KEY,
-    TOKENS_PROPERTY,
     require_state,
 )
 
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from pytest_toll.fixture import Toll
     from pytest_toll.gate.session import TollState
     from pytest_toll.gate.settings import Sources
-    from pytest_toll.report.model import EntryResult, ReportDict
+    from pytest_toll.report.model import ReportDict
 
 # The one module that imports the package's own modules inside functions: the gate, the
 # items, the fixture's object and the reports load the tokenizer's and the jobs' modules,
@@ -233,63 +232,20 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         if MARKER_ERROR_KEY in item.stash:
             pytest.fail(item.stash[MARKER_ERROR_KEY], pytrace=False)
         return (yield)
+    from pytest_toll.items import judge_test
+    from pytest_toll.report.terminal import failure_text
+
     try:
         outcome = yield
     except pytest.skip.Exception:
         raise
     except BaseException:
-        _judge_test(item, meter, budget, errored=True)
+        judge_test(item, meter, budget, errored=True)
         raise
-    result = _judge_test(item, meter, budget, errored=False)
+    result = judge_test(item, meter, budget, errored=False)
     if result is not None and result.failed:
-        from pytest_toll.report.terminal import failure_text
-
         pytest.fail(failure_text(result), pytrace=False)
     return outcome
-
-
-def _judge_test(
-    item: pytest.Item, meter: Toll | None, budget: int | None, *, errored: bool
-) -> EntryResult | None:
-    """Judge a test's measured total; None when there is nothing to judge it against."""
-    from pytest_toll.gate.kinds import TESTS_KIND
-    from pytest_toll.gate.measurement import EntryMeasurement
-    from pytest_toll.gate.ratchet import Policy, judge
-
-    state = item.config.stash.get(STATE_KEY, None)
-    nodeid = item.nodeid
-    entry: dict[str, Any] = {}
-    if state is not None:
-        entry = state.ledger.section(TESTS_KIND.name).get(nodeid) or {}
-    measured = meter is not None and bool(meter.records)
-    if measured and meter is not None:
-        item.user_properties.append((TOKENS_PROPERTY, meter.total))
-    if (errored or not measured) and budget is None and not entry:
-        # A failing or non-measuring test with no budget and no pin: nothing to judge.
-        return None
-    measurement: EntryMeasurement | None = None
-    error = ""
-    if errored:
-        error = "the test did not pass: its measurement is neither judged nor pinned"
-    elif meter is None or not meter.records:
-        gate = "marked toll(budget=…)" if budget is not None else "pinned in the ledger"
-        error = f"{gate} but measured nothing: measure with the toll fixture"
-    else:
-        measurement = EntryMeasurement(meter.total, meter.method, meter.parts())
-    result = judge(
-        kind=TESTS_KIND.name,
-        name=nodeid,
-        nodeid=nodeid,
-        line=state.ledger.line_of(TESTS_KIND.keys(nodeid)) if state is not None and entry else None,
-        entry=entry,
-        measurement=measurement,
-        policy=state.policy if state is not None else Policy(),
-        error=error,
-        extra_budget=budget,
-    )
-    if state is not None:
-        item.user_properties.append((RESULT_PROPERTY, result.as_dict()))
-    return result
 
 
 # --- the session (registered only with --toll) ------------------------------------------
