@@ -156,7 +156,8 @@ def measure_transcripts(name: str, entry: Mapping[str, Any], context: EntryConte
 
 def measure_calls(name: str, entry: Mapping[str, Any], context: EntryContext) -> Measurement:
     """One whole call built from files: its o200k total, and each part beside it."""
-    from pytest_toll.calls.measuring import PARTS, measure_entry
+    from pytest_toll.calls.entry import measure_entry
+    from pytest_toll.calls.measuring import PARTS
 
     report = measure_entry(
         entry,

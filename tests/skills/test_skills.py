@@ -12,14 +12,11 @@ import pytest
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import ERROR, INFO, WARN, Finding, RuleSettings
-from pytest_toll.skills.measure import (
-    SkillsReport,
-    find_reference_targets,
-    line_count,
-    measure_skills,
-    parse_skill_file,
-    render_text,
-)
+from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.parse import line_count, parse_skill_file
+from pytest_toll.skills.records import SkillsReport
+from pytest_toll.skills.references import find_reference_targets
+from pytest_toll.skills.render import render_text
 
 GOOD = "Turn a changelog into release notes. Use when the user asks for release notes."
 ALPHA = "Draw charts from CSV files. Use when the user asks for a plot."
