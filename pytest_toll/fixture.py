@@ -120,9 +120,10 @@ class Toll:
     def transcripts(self, *roots: str | Path, name: str | None = None, **scan: Any) -> Any:
         """The tolls under ``roots`` (``pytest_toll.transcripts.scan.scan``); records the ok tool-result
         tokens they paid. No transcripts or no tool calls is CouldNotJudge, never zero."""
+        from pytest_toll.transcripts.scan import ReadOptions
         from pytest_toll.transcripts.scan import scan as scan_tolls
 
-        report = scan_tolls([Path(root) for root in roots], **scan)
+        report = scan_tolls([Path(root) for root in roots], ReadOptions(**scan))
         self._record(name or "transcripts", "transcripts", int(report.ok_tokens), "o200k")
         return report
 
