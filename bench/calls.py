@@ -27,6 +27,8 @@ import time
 from typing import Any
 
 from pytest_toll.calls import measuring as calls
+from pytest_toll.calls.catalogues import skills_catalogue
+from pytest_toll.calls.messages import normalize_messages
 from pytest_toll.core import tokens
 from pytest_toll.definitions.tools import normalize_tools
 
@@ -98,10 +100,10 @@ def naive(
 ) -> int:
     """The same four stage texts, encoded with raw tiktoken and no cache."""
     encoding = tokens.encoding()
-    conversation = calls.normalize_messages(messages)
+    conversation = normalize_messages(messages)
     texts = calls._stage_texts(
         calls._Call(
-            conversation, system, calls.skills_catalogue(skills), tuple(normalize_tools(tools)[0])
+            conversation, system, skills_catalogue(skills), tuple(normalize_tools(tools)[0])
         ),
         "anthropic",
     )
@@ -129,9 +131,9 @@ def main() -> None:
     # Only the raw encoding is timed for the baseline: the text it encodes is prepared first.
     conversation_texts = []
     for turn in range(1, len(messages) + 1, 2):
-        conversation = calls.normalize_messages(messages[:turn])
+        conversation = normalize_messages(messages[:turn])
         call = calls._Call(
-            conversation, system, calls.skills_catalogue(skills), tuple(normalize_tools(tools)[0])
+            conversation, system, skills_catalogue(skills), tuple(normalize_tools(tools)[0])
         )
         conversation_texts.append(calls._stage_texts(call, "anthropic"))
     encoding = tokens.encoding()

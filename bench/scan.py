@@ -248,6 +248,7 @@ def _child(mode: str, root: str, cache: str, workers: int) -> None:
         from pytest_toll.core.tokens import encoding
         from pytest_toll.transcripts import readers as transcripts
         from pytest_toll.transcripts import scan as tolls
+        from pytest_toll.transcripts.report import build_report
 
         if mode == "json":
             transcripts._loads = json.loads
@@ -255,7 +256,7 @@ def _child(mode: str, root: str, cache: str, workers: int) -> None:
         started, cpu_started = time.perf_counter(), time.process_time()
         files = tolls.select_files([Path(root)])
         summaries, _ = tolls.summarize_files(files, cache=Path(cache), workers=workers)
-        report = tolls.build_report(summaries)
+        report = build_report(summaries)
         seconds = time.perf_counter() - started
         tokens = report.admitted_tokens
     own = resource.getrusage(resource.RUSAGE_SELF)

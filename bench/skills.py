@@ -29,7 +29,9 @@ import time
 from pathlib import Path
 
 from pytest_toll.core import tokens
-from pytest_toll.skills.measure import measure_skills, metadata_text, normalize_newlines
+from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.parse import normalize_newlines
+from pytest_toll.skills.records import metadata_text
 
 WORDS = (
     "read the invoice then check each line against the ledger and report any total that "

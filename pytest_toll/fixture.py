@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.calls.measuring import Measurement as CallReport
-from pytest_toll.calls.measuring import measure
+from pytest_toll.calls.measuring import CallReport, measure
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.core.models import Catalogue
@@ -21,8 +20,10 @@ from pytest_toll.core.tokens import O200K, count
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.definitions.tools import ToolsReport, load_tools_file, normalize_tools, weigh
 from pytest_toll.gate.measurers import skill_levels
-from pytest_toll.skills.measure import SkillsReport, measure_skills
-from pytest_toll.transcripts.scan import TollReport
+from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.records import SkillsReport
+from pytest_toll.transcripts.report import ScanReport
+from pytest_toll.transcripts.scan import ReadOptions
 from pytest_toll.transcripts.scan import scan as scan_tolls
 
 
@@ -120,10 +121,10 @@ class Toll:
         self._record(name or f"call {model}", "call", int(report.graded_tokens), method)
         return report
 
-    def transcripts(self, *roots: str | Path, name: str | None = None, **scan: Any) -> TollReport:
+    def transcripts(self, *roots: str | Path, name: str | None = None, **scan: Any) -> ScanReport:
         """The tolls under ``roots`` (``pytest_toll.transcripts.scan.scan``); records the ok tool-result
         tokens they paid. No transcripts or no tool calls is CouldNotJudge, never zero."""
-        report = scan_tolls([Path(root) for root in roots], **scan)
+        report = scan_tolls([Path(root) for root in roots], ReadOptions(**scan))
         self._record(name or "transcripts", "transcripts", int(report.ok_tokens), "o200k")
         return report
 

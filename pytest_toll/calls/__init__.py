@@ -4,6 +4,8 @@ The public entry points (``pytest_toll.calls.measure``, ``diff``, ``deferred_too
 re-exported here; the work lives in the modules beside this one.
 """
 
-from pytest_toll.calls.measuring import deferred_tools, diff, measure
+from pytest_toll.calls.deferred import deferred_tools
+from pytest_toll.calls.diffing import diff
+from pytest_toll.calls.measuring import measure
 
 __all__ = ["deferred_tools", "diff", "measure"]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+
+from pytest_toll.transcripts.readers import default_roots
+from pytest_toll.transcripts.scan import ReadOptions, cache_dir
 
 
 def add_root_options(parser: argparse.ArgumentParser, *, selection: bool = True) -> None:
@@ -53,16 +55,12 @@ def _positive(value: str) -> int:
 
 
 def roots_of(args: argparse.Namespace) -> list[Path]:
-    from pytest_toll.transcripts.readers import default_roots
-
     if args.root:
         return [Path(root).expanduser() for root in args.root]
     return default_roots()
 
 
 def cache_of(args: argparse.Namespace) -> Path | None:
-    from pytest_toll.transcripts.scan import cache_dir
-
     return None if args.no_cache else cache_dir()
 
 
@@ -70,15 +68,18 @@ def progress_wanted() -> bool:
     return sys.stderr.isatty()
 
 
-def reading_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments every transcript-reading verb passes to the core."""
-    return {
-        "since_days": args.since_days,
-        "limit": args.limit,
-        "cache": cache_of(args),
-        "workers": args.workers,
-        "progress": progress_wanted(),
-    }
+def read_options(
+    args: argparse.Namespace, *, selection: bool = True, progress: bool = True
+) -> ReadOptions:
+    """The reading options of a verb whose parser had ``add_root_options(parser, selection=…)``;
+    ``progress`` shows on a terminal only."""
+    return ReadOptions(
+        since_days=args.since_days if selection else None,
+        limit=args.limit if selection else None,
+        cache=cache_of(args),
+        workers=args.workers,
+        progress=progress and progress_wanted(),
+    )
 
 
 def report_problems(problems: dict[str, list[str]], unreadable: dict[str, int]) -> None:

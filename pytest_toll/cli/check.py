@@ -7,7 +7,13 @@ import json
 from pathlib import Path
 
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION
-from pytest_toll.cli._transcripts import add_root_options, cache_of
+from pytest_toll.cli._transcripts import add_root_options, read_options
+from pytest_toll.core.errors import UsageError
+from pytest_toll.core.findings import RuleSettings
+from pytest_toll.gate.ledger import load_ledger, update_ledger
+from pytest_toll.transcripts.decisions import initial_settings, judge_decisions, section_roots
+from pytest_toll.transcripts.readers import default_roots
+from pytest_toll.transcripts.scan import ReadOptions, scan
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -24,11 +30,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.core.errors import UsageError
-    from pytest_toll.core.findings import RuleSettings
-    from pytest_toll.gate.ledger import load_ledger
-    from pytest_toll.transcripts.decisions import judge_decisions, section_roots
-
     path = Path(args.ledger)
     ledger = load_ledger(path, missing_ok=args.init, allow_duplicate_decisions=True)
     section = ledger.data.get("transcripts")
@@ -42,8 +43,10 @@ def run(args: argparse.Namespace) -> int:
         if args.root
         else section_roots(section, base)
     )
+    # Selected by the ledger's roots, read without a progress line (as `toll check` always was).
+    options = read_options(args, selection=False, progress=False)
     if args.init:
-        return _init(path, section, roots, args)
+        return _init(path, section, roots, options, args)
     rules = ledger.data.get("rules")
     settings = RuleSettings.parse(
         rules if isinstance(rules, dict) else None, source=f"{path}: rules"
@@ -54,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
         duplicate_decisions=ledger.duplicate_decisions,
         source=str(path),
         settings=settings,
-        cache=cache_of(args),
-        workers=args.workers,
+        options=options,
     )
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
@@ -78,14 +80,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _init(
-    path: Path, section: dict[str, object], roots: list[Path] | None, args: argparse.Namespace
+    path: Path,
+    section: dict[str, object],
+    roots: list[Path] | None,
+    options: ReadOptions,
+    args: argparse.Namespace,
 ) -> int:
-    from pytest_toll.gate.ledger import update_ledger
-    from pytest_toll.transcripts.decisions import initial_settings
-    from pytest_toll.transcripts.readers import default_roots
-    from pytest_toll.transcripts.scan import scan
-
-    report = scan(roots or default_roots(), cache=cache_of(args), workers=args.workers)
+    report = scan(roots or default_roots(), options)
     threshold, pin = initial_settings([row.ok_tokens for row in report.shapes], report.waste_ratio)
     updates: dict[tuple[str, ...], object] = {
         ("transcripts", "decide_above_tokens"): threshold,

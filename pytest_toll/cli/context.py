@@ -7,6 +7,7 @@ import json
 
 from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli._transcripts import roots_of
+from pytest_toll.transcripts.context import CONTEXT_NOTE, context_of, find_session
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -37,8 +38,6 @@ _LABELS = {
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.transcripts.scan import CONTEXT_NOTE, context_of, find_session
-
     report = context_of(find_session(roots_of(args), args.session))
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))

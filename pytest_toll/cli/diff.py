@@ -35,9 +35,9 @@ def _tools_differ() -> Differ:
 
 
 def _call_differ() -> Differ:
-    from pytest_toll.calls.measuring import diff_reports
+    from pytest_toll.calls.diffing import diff_call_reports
 
-    return diff_reports
+    return diff_call_reports
 
 
 # kind → a function returning the differ (imported lazily, so `toll --help` stays light).

@@ -6,7 +6,8 @@ import argparse
 import json
 
 from pytest_toll.cli import EXIT_OK
-from pytest_toll.cli._transcripts import add_root_options, reading_options, roots_of
+from pytest_toll.cli._transcripts import add_root_options, read_options, roots_of
+from pytest_toll.transcripts.drift import DRIFT_LIMITS, DRIFT_METHOD, drift
 
 # Below this many turns one odd turn (a resumed session, a cache reset) can swing the ratio.
 FEW_TURNS = 20
@@ -18,9 +19,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.transcripts.scan import DRIFT_LIMITS, DRIFT_METHOD, drift
-
-    report = drift(roots_of(args), **reading_options(args))
+    report = drift(roots_of(args), read_options(args))
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
         return EXIT_OK

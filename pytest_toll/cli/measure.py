@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 
 if TYPE_CHECKING:
-    from pytest_toll.calls.measuring import DeferredReport, Measurement
+    from pytest_toll.calls.deferred import DeferredReport
+    from pytest_toll.calls.measuring import CallReport
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -110,7 +111,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the JSON report")
 
 
-def _measure_naming_the_file(path: str | None, *args: Any, **kwargs: Any) -> Measurement:
+def _measure_naming_the_file(path: str | None, *args: Any, **kwargs: Any) -> CallReport:
     """``measure()``, with errors about the messages (or a request body's system and tools)
     prefixed by the file they came from."""
     from pytest_toll.calls.measuring import measure
@@ -147,7 +148,8 @@ def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.calls.measuring import Tuning, system_text
+    from pytest_toll.calls.measuring import Tuning
+    from pytest_toll.calls.messages import system_text
     from pytest_toll.core.textio import read_text
 
     if args.budget is not None and args.budget < 0:
@@ -161,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     system: Any = None
     tools: object = None
     if args.messages:
-        from pytest_toll.calls.measuring import load_request_file
+        from pytest_toll.calls.entry import load_request_file
 
         messages, system, tools = load_request_file(args.messages)
     if args.system:
@@ -202,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         result = replace(result, notes=(*result.notes, note))
     deferred = None
     if args.core is not None:
-        from pytest_toll.calls.measuring import deferred_tools
+        from pytest_toll.calls.deferred import deferred_tools
 
         core = [name.strip() for name in args.core.split(",") if name.strip()]
         deferred = deferred_tools(
@@ -248,7 +250,7 @@ def _usd(value: float | None) -> str:
     return "—" if value is None else f"${value:,.6f}"
 
 
-def render_text(result: Measurement) -> str:
+def render_text(result: CallReport) -> str:
     """The table a person reads: one row per part, raw and scaled side by side."""
     scaled = result.total.scaled is not None
     graded = result.o200k

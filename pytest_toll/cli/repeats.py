@@ -9,10 +9,11 @@ from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli._transcripts import (
     _positive,
     add_root_options,
-    reading_options,
+    read_options,
     report_problems,
     roots_of,
 )
+from pytest_toll.transcripts.scan import scan
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -24,9 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.transcripts.scan import scan
-
-    report = scan(roots_of(args), **reading_options(args))
+    report = scan(roots_of(args), read_options(args))
     report_problems(report.problems, report.unreadable_by_file)
     repeats = report.repeats[: args.top]
     if args.json:

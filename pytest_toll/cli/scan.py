@@ -9,10 +9,13 @@ from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli._transcripts import (
     _positive,
     add_root_options,
-    reading_options,
+    read_options,
     report_problems,
     roots_of,
 )
+from pytest_toll.transcripts.outcomes import OUTCOME_OK, OUTCOMES
+from pytest_toll.transcripts.report import ScanReport
+from pytest_toll.transcripts.scan import scan
 
 TEXT_ROWS = 20
 
@@ -30,9 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.transcripts.scan import scan
-
-    report = scan(roots_of(args), **reading_options(args))
+    report = scan(roots_of(args), read_options(args))
     report_problems(report.problems, report.unreadable_by_file)
     if args.json:
         shown = report.top(args.top)
@@ -46,10 +47,7 @@ def _multiple(value: float | None) -> str:
     return "n/a (no usage blocks)" if value is None else f"×{value:,.1f}"
 
 
-def render(report: object) -> str:
-    from pytest_toll.transcripts.scan import OUTCOMES, TollReport
-
-    assert isinstance(report, TollReport)
+def render(report: ScanReport) -> str:
     lines = [
         f"{report.calls:,} tool calls in {report.sessions:,} sessions "
         f"({report.files:,} files, {report.unreadable_lines:,} unreadable lines); "
@@ -64,7 +62,7 @@ def render(report: object) -> str:
         outcomes = " ".join(
             f"{outcome}={row.by_outcome[outcome]}"
             for outcome in OUTCOMES
-            if outcome in row.by_outcome and outcome != "ok"
+            if outcome in row.by_outcome and outcome != OUTCOME_OK
         )
         flag = "  SUSPICIOUS: mostly not ok" if row.suspicious else ""
         shape = row.shape if len(row.shape) <= 32 else row.shape[:31] + "…"

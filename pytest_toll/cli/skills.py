@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pytest_toll.core.findings import has_errors
-    from pytest_toll.skills.measure import measure_skills, render_text
+    from pytest_toll.skills.measure import measure_skills
+    from pytest_toll.skills.render import render_text
 
     if not args.path:
         return fail("PATH is empty")

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from pytest_toll.cli import EXIT_OK
+from pytest_toll.transcripts.versus import versus
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -27,8 +28,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.transcripts.scan import versus
-
     report = versus(args.first, args.second, timeout=args.timeout, allow_failure=args.allow_failure)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))

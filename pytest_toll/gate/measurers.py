@@ -12,7 +12,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_toll.calls.measuring import PARTS, measure_entry
+from pytest_toll.calls.entry import measure_entry
+from pytest_toll.calls.measuring import PARTS
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import Finding
 from pytest_toll.definitions.source import weigh_source

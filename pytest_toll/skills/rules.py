@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
 from pytest_toll.core.findings import ERROR, INFO, WARN, Finding, RuleSettings
-from pytest_toll.skills.measure import SKILL_FILE, Skill
+from pytest_toll.skills.records import SKILL_FILE, Skill
 
 #: The rules this module can report (toll.yaml ``rules:`` accepts exactly these and the others).
 RULE_IDS = ("S101", "S102", "S103", "S104", "S105", "S106")

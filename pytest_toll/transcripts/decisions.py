@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import ERROR, Finding, RuleSettings, worst_first
+from pytest_toll.core.tokens import O200K, TOKENIZER_NAME
+from pytest_toll.transcripts.readers import default_roots
+from pytest_toll.transcripts.scan import ReadOptions, cache_dir, scan
 
 #: status → the field it needs
 STATUSES = {"replace": "with", "keep": "reason", "watch": "reason"}
@@ -73,8 +76,8 @@ class DecisionsReport:
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": "decisions",
-            "method": "o200k",
-            "tokenizer": "o200k_base",
+            "method": O200K,
+            "tokenizer": TOKENIZER_NAME,
             "total_tokens": self.ok_tokens,
             "wasted_tokens": self.wasted_tokens,
             "waste_ratio": self.waste_ratio,
@@ -130,17 +133,14 @@ def judge_decisions(
     duplicate_decisions: Sequence[Any] = (),
     source: str = "toll.yaml",
     settings: RuleSettings | None = None,
-    cache: Path | None = None,
-    workers: int | None = None,
+    options: ReadOptions | None = None,
 ) -> DecisionsReport:
     """Judge a ``transcripts:`` section against the transcripts under ``roots``.
 
     ``roots`` defaults to the section's own ``roots``, then ``TOLL_TRANSCRIPTS``, then the
-    agents' default folders. Raises CouldNotJudge when there are no transcripts or no calls.
+    agents' default folders. ``options`` without a cache use the default cache folder. Raises
+    CouldNotJudge when there are no transcripts or no calls.
     """
-    from pytest_toll.transcripts.readers import default_roots
-    from pytest_toll.transcripts.scan import cache_dir, scan
-
     settings = settings or RuleSettings()
     if not isinstance(section, Mapping):
         raise UsageError(f"{source}: transcripts: must be a mapping, not {type(section).__name__}")
@@ -151,7 +151,10 @@ def judge_decisions(
     if not isinstance(decisions, Mapping):
         raise UsageError(f"{source}: transcripts.decisions: must be a mapping of shape to decision")
     chosen_roots = roots if roots else (section_roots(section) or default_roots())
-    report = scan(chosen_roots, cache=cache if cache is not None else cache_dir(), workers=workers)
+    options = options or ReadOptions()
+    if options.cache is None:
+        options = replace(options, cache=cache_dir())
+    report = scan(chosen_roots, options)
 
     findings: list[Finding | None] = []
     for shape, decision in decisions.items():

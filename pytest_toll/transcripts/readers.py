@@ -4,7 +4,8 @@ Both formats become one stream of common records (a tool call, a tool result, a 
 conversation text, a compaction boundary, an unreadable line). The readers stream a file line
 by line and never hold more than one line; a line longer than ``max_line_bytes`` is skipped in
 bounded chunks and counted, as is any line that is not a JSON object (malformed, truncated,
-invalid UTF-8). Nothing here tokenizes: measurement belongs to :mod:`pytest_toll.transcripts.scan`.
+invalid UTF-8). Nothing here tokenizes: measurement belongs to
+:mod:`pytest_toll.transcripts.summary`.
 
 Known format facts the readers rely on:
 

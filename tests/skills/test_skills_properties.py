@@ -11,7 +11,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_toll.core import tokens
-from pytest_toll.skills.measure import find_reference_targets, measure_skills, parse_skill_file
+from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.parse import parse_skill_file
+from pytest_toll.skills.references import find_reference_targets
 
 # Text biased towards what SKILL.md parsing cares about: fences, YAML syntax, links, paths.
 _PIECES = st.sampled_from(
@@ -197,7 +199,7 @@ def test_injection_word_prefilter_never_hides_a_hit(text: str) -> None:
 def test_collision_pruning_finds_exactly_the_brute_force_pairs(
     descriptions: list[str], similarity: float
 ) -> None:
-    from pytest_toll.skills.measure import Skill
+    from pytest_toll.skills.records import Skill
     from pytest_toll.skills.rules import _colliding_pairs, _words
 
     skills = [

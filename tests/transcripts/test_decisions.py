@@ -12,6 +12,7 @@ from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import RuleSettings
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts.decisions import initial_settings, judge_decisions
+from pytest_toll.transcripts.scan import ReadOptions
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
 A_PY = "def answer():\n    return 42\n"
@@ -33,7 +34,7 @@ def test_each_rule_fires_exactly() -> None:
         },
     }
     report = judge_decisions(
-        section, roots=[FIXTURES], duplicate_decisions=[("Read", 7)], workers=1
+        section, roots=[FIXTURES], duplicate_decisions=[("Read", 7)], options=ReadOptions(workers=1)
     )
     assert _rules(report) == [
         ("TL001", "Edit"),
@@ -72,15 +73,17 @@ def test_clean_section_passes_and_severities_are_overridable() -> None:
             "$ git status": {"status": "watch", "reason": "cheap"},
         },
     }
-    report = judge_decisions(section, roots=[FIXTURES], workers=1)
+    report = judge_decisions(section, roots=[FIXTURES], options=ReadOptions(workers=1))
     assert report.findings == [] and not report.failed and not report.waste_improved
-    lowered = judge_decisions({**section, "waste_ratio_pin": 0.5}, roots=[FIXTURES], workers=1)
+    lowered = judge_decisions(
+        {**section, "waste_ratio_pin": 0.5}, roots=[FIXTURES], options=ReadOptions(workers=1)
+    )
     assert lowered.waste_improved
     relaxed = judge_decisions(
         {"decide_above_tokens": 15},
         roots=[FIXTURES],
         settings=RuleSettings({"TL003": "warn"}),
-        workers=1,
+        options=ReadOptions(workers=1),
     )
     assert {f.severity for f in relaxed.findings} == {"warn"} and not relaxed.failed
 

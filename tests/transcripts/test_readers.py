@@ -25,6 +25,7 @@ from pytest_toll.transcripts.readers import (
     read_records,
     transcript_format,
 )
+from pytest_toll.transcripts.summary import summarize_file
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
 MAIN = FIXTURES / "claude" / "repo" / "sess-main.jsonl"
@@ -148,8 +149,6 @@ def test_arbitrary_bytes_never_crash(tmp_path: Path, data: bytes) -> None:
     path.write_bytes(data)
     for record in read_records(path, with_text=True, max_line_bytes=64):
         assert not isinstance(record, BadLine) or record.line >= 1
-    from pytest_toll.transcripts.scan import summarize_file
-
     summary = summarize_file(path, drift=True, count=len, max_line_bytes=64)
     assert summary.unreadable_lines <= data.count(b"\n") + 1
 
@@ -190,8 +189,6 @@ _json_values = st.recursive(
 )
 @given(lines=st.lists(_json_values, max_size=8))
 def test_arbitrary_json_shapes_never_crash(tmp_path: Path, lines: list[object]) -> None:
-    from pytest_toll.transcripts.scan import summarize_file
-
     path = tmp_path / "shapes.jsonl"
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     summary = summarize_file(path, drift=True, count=len)

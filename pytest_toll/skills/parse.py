@@ -1,0 +1,103 @@
+"""SKILL.md split into its YAML frontmatter and its body, never raising on a broken file.
+
+Line endings are normalised to ``\\n`` before anything is counted, so a checkout with CRLF
+line endings (git on Windows) measures exactly what its LF twin measures and pins do not
+drift by platform.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_toll.skills.records import SKILL_FILE
+
+_FENCE = re.compile(r"---[ \t]*\Z")
+
+
+@dataclass(frozen=True)
+class ParsedSkillFile:
+    """SKILL.md split into its frontmatter mapping and body; ``problem`` when it could not be."""
+
+    frontmatter: Mapping[str, Any] | None
+    body: str
+    body_start_line: int
+    problem: str | None = None
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def parse_skill_file(text: str) -> ParsedSkillFile:
+    """Split SKILL.md text (BOM already removed) at its ``---`` fences and load the YAML.
+
+    Never raises: a file without a frontmatter, with an unclosed one, broken YAML or a
+    frontmatter that is not a mapping comes back with ``problem`` set. The body is the
+    text after the closing fence line (the whole file when there is no frontmatter).
+    """
+    text = normalize_newlines(text)
+    lines = text.split("\n")
+    if not lines or not _FENCE.match(lines[0]):
+        return ParsedSkillFile(
+            None, text, 1, f"{SKILL_FILE} has no YAML frontmatter (its first line must be ---)"
+        )
+    closing = next((i for i in range(1, len(lines)) if _FENCE.match(lines[i])), None)
+    if closing is None:
+        return ParsedSkillFile(
+            None, text, 1, f"{SKILL_FILE} frontmatter opened on line 1 is never closed by ---"
+        )
+    yaml_text = "\n".join(lines[1:closing])
+    body = "\n".join(lines[closing + 1 :])
+    body_start = closing + 2
+    loaded, problem = _load_yaml(yaml_text)
+    if problem is not None:
+        return ParsedSkillFile(None, body, body_start, problem)
+    if loaded is None:
+        return ParsedSkillFile(None, body, body_start, f"{SKILL_FILE} frontmatter is empty")
+    if not isinstance(loaded, dict):
+        return ParsedSkillFile(
+            None,
+            body,
+            body_start,
+            f"{SKILL_FILE} frontmatter must be a mapping of fields, not {_kind(loaded)}",
+        )
+    return ParsedSkillFile(loaded, body, body_start)
+
+
+def _load_yaml(text: str) -> tuple[Any, str | None]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader), None  # a safe loader: no object tags
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        # +2: the mark is 0-based and the YAML starts on the line after the opening ---.
+        where = f" line {mark.line + 2}" if mark is not None else ""
+        reason = error.problem or error.context or "invalid YAML"
+        return None, f"{SKILL_FILE}{where}: frontmatter is not valid YAML: {reason}"
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError, OverflowError) as error:
+        # The C loader raises plain YAMLError; odd scalars (dates, huge ints) raise ValueError
+        # or OverflowError while being constructed; deep nesting can exhaust the stack.
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        return None, f"{SKILL_FILE}: frontmatter is not valid YAML: {reason}"
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return f"a {type(value).__name__}"
+
+
+def line_count(text: str) -> int:
+    """Lines as an editor numbers them: a final line without a newline still counts."""
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)

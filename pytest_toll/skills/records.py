@@ -1,0 +1,112 @@
+"""What a measured skill is: its records (Skill, Reference, SkillsReport) and SKILL.md's name.
+
+The three disclosure levels each record carries: ``metadata`` (what a host lists for every
+installed skill at the start of a session), ``body`` (SKILL.md after its frontmatter, loaded
+on activation) and ``references`` (files inside the skill folder the body points to, read
+on demand). The measuring lives in :mod:`pytest_toll.skills.measure`, the judging in
+:mod:`pytest_toll.skills.rules`; both read these records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_toll.core import tokens
+from pytest_toll.core.findings import Finding
+from pytest_toll.core.limits import DEFAULT_WINDOW
+
+SKILL_FILE = "SKILL.md"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A file inside the skill folder that the body points to. Binary files have no tokens."""
+
+    path: str
+    tokens: int | None
+    binary: bool = False
+    #: S105 pattern descriptions found in the file's text, with their 1-based line.
+    injections: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "tokens": self.tokens}
+
+
+@dataclass(frozen=True)
+class BrokenReference:
+    """A reference that was not read: ``kind`` is ``missing``, ``escape`` or ``unreadable``."""
+
+    target: str
+    kind: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One measured skill. The first seven fields are its report; the rest feed the rules."""
+
+    name: str
+    path: str
+    metadata: int
+    body: int
+    body_lines: int
+    references: tuple[Reference, ...]
+    references_total: int
+    folder_name: str = ""
+    description: str = ""
+    #: The parsed frontmatter mapping, or None when there is none to speak of.
+    frontmatter: Mapping[str, Any] | None = field(default=None, compare=False)
+    #: Why the frontmatter could not be read (no ``---``, broken YAML, not UTF-8...).
+    frontmatter_problem: str | None = None
+    #: The 1-based line of SKILL.md where the body starts (for S105 line numbers).
+    body_start_line: int = 1
+    body_text: str = field(default="", repr=False, compare=False)
+    broken_references: tuple[BrokenReference, ...] = ()
+    #: Each reference found inside the folder with its depth in folders (S106 judges it).
+    reference_depths: tuple[tuple[str, int], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": self.path,
+            "metadata": self.metadata,
+            "body": self.body,
+            "body_lines": self.body_lines,
+            "references": [reference.as_dict() for reference in self.references],
+            "references_total": self.references_total,
+        }
+
+
+@dataclass(frozen=True)
+class SkillsReport:
+    """A catalogue (or a single skill) measured: per-skill levels, totals and findings."""
+
+    path: str
+    skills: tuple[Skill, ...]
+    totals: Mapping[str, int]
+    findings: tuple[Finding, ...]
+    window: int = DEFAULT_WINDOW
+    tokenizer: str = tokens.TOKENIZER_NAME
+    #: How every count in the report was made (always the exact o200k count).
+    method: str = tokens.O200K
+
+    @property
+    def metadata_share(self) -> float:
+        """The always-on cost (all metadata) as a fraction of the context window."""
+        return self.totals["metadata"] / self.window
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "skills",
+            "tokenizer": self.tokenizer,
+            "skills": [skill.as_dict() for skill in self.skills],
+            "totals": dict(self.totals),
+            "findings": [finding.as_dict("skill") for finding in self.findings],
+        }
+
+
+def metadata_text(name: str, description: str) -> str:
+    """What a host lists for an installed skill at the start of every session."""
+    return f"{name}: {description}"

@@ -1,0 +1,219 @@
+"""Context: what sat in one session's context at its last turn, slice by slice.
+
+The slices are what the transcript shows (tool results, tool calls, user messages, assistant
+replies, images), counted in o200k since the last compaction; beside them, the prompt the
+provider reported, the model's window and, where the catalogue prices the model, the cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.models import Model, find_model
+from pytest_toll.core.tokens import TOKENIZER_NAME
+from pytest_toll.transcripts.counting import image_tokens, text_counter
+from pytest_toll.transcripts.readers import (
+    BadLine,
+    BoundaryRecord,
+    ResultRecord,
+    TextRecord,
+    UsageRecord,
+    is_subagent_file,
+    read_records,
+)
+from pytest_toll.transcripts.scan import select_files
+
+#: A share of the window at or above this is near the limit.
+NEAR_LIMIT = 0.8
+
+CONTEXT_SLICES = ("tool_results", "tool_calls", "user_messages", "assistant_replies", "images")
+CONTEXT_NOTE = (
+    "The system prompt, tool schemas and skill metadata are not in a transcript: the slices "
+    "are what the transcript shows, the reported prompt is what the provider counted."
+)
+
+
+@dataclass
+class ContextReport:
+    session: str
+    path: str
+    model: str
+    slices: dict[str, int]
+    images: int
+    reported_prompt: int
+    turns: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    window: int | None = None
+    cost_usd: float | None = None
+    priced: bool = False
+
+    @property
+    def counted(self) -> int:
+        return sum(self.slices.values())
+
+    @property
+    def gap(self) -> int:
+        return self.reported_prompt - self.counted
+
+    @property
+    def used(self) -> float | None:
+        return round(self.reported_prompt / self.window, 4) if self.window else None
+
+    @property
+    def near_limit(self) -> bool:
+        return self.used is not None and self.used >= NEAR_LIMIT
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "kind": "context",
+            "tokenizer": TOKENIZER_NAME,
+            "session": self.session,
+            "path": self.path,
+            "model": self.model,
+            "slices": dict(self.slices),
+            "images": self.images,
+            "counted": self.counted,
+            "reported_prompt": self.reported_prompt,
+            "gap": self.gap,
+            "window": self.window,
+            "used": self.used,
+            "near_limit": self.near_limit,
+            "turns": self.turns,
+            "totals": {
+                "input": self.input_tokens,
+                "output": self.output_tokens,
+                "cache_read": self.cache_read_tokens,
+                "cache_write": self.cache_write_tokens,
+            },
+            "note": CONTEXT_NOTE,
+        }
+        if self.priced:
+            data["cost_usd"] = self.cost_usd
+        return data
+
+
+def find_session(roots: Sequence[Path], session: str | None) -> Path:
+    """The newest main-session transcript, or the one whose name or path matches ``session``."""
+    if session and Path(session).expanduser().is_file():
+        return Path(session).expanduser()
+    files = [(path, status) for path, status in select_files(roots) if not is_subagent_file(path)]
+    if session:
+        files = [
+            (path, status)
+            for path, status in files
+            if path.stem == session or path.stem.startswith(session) or session in path.stem
+        ]
+        if not files:
+            raise CouldNotJudge(
+                f"no transcript named {session!r} under {', '.join(map(str, roots))}"
+            )
+    if not files:
+        raise CouldNotJudge(f"no transcripts found under {', '.join(map(str, roots))}")
+    return files[0][0]
+
+
+def context_of(path: Path, count: Callable[[str], int] | None = None) -> ContextReport:
+    """What sat in one session's context at its last turn, slice by slice."""
+    count = count or text_counter()
+    slices = dict.fromkeys(CONTEXT_SLICES, 0)
+    images = 0
+    last: UsageRecord | None = None
+    totals = [0, 0, 0, 0]
+    turns = 0
+    cost: float | None = 0.0
+    priced = True
+    main: str | None = None
+    for record in read_records(path, with_text=True):
+        if isinstance(record, BadLine):
+            continue
+        if main is None and ":" not in record.session:
+            main = record.session
+        if record.session != main:
+            continue  # a subagent's context is not this one
+        if isinstance(record, BoundaryRecord):
+            slices = dict.fromkeys(CONTEXT_SLICES, 0)
+            images = 0
+        elif isinstance(record, ResultRecord):
+            slices["tool_results"] += count(record.text) if record.text else 0
+            slices["images"] += sum(map(image_tokens, record.images))
+            images += len(record.images)
+        elif isinstance(record, TextRecord):
+            tokens = count(record.text) if record.text else 0
+            key = {"call": "tool_calls", "user": "user_messages"}.get(
+                record.kind, "assistant_replies"
+            )
+            slices[key] += tokens
+            slices["images"] += sum(map(image_tokens, record.images))
+            images += len(record.images)
+        elif isinstance(record, UsageRecord):
+            last = record
+            turns += 1
+            totals[0] += record.input
+            totals[1] += record.output
+            totals[2] += record.cache_read
+            totals[3] += record.cache_creation
+            turn_cost = _turn_cost(record)
+            if turn_cost is None:
+                priced = False
+            elif cost is not None:
+                cost += turn_cost
+    if last is None and not any(slices.values()):
+        raise CouldNotJudge(f"{path}: no conversation or usage found in this transcript")
+    model = last.model if last is not None else "unknown"
+    found = _find_model(model)
+    window = found.window if found is not None else None
+    return ContextReport(
+        session=main or path.stem,
+        path=str(path),
+        model=model,
+        slices=slices,
+        images=images,
+        reported_prompt=last.prompt if last is not None else 0,
+        turns=turns,
+        input_tokens=totals[0],
+        output_tokens=totals[1],
+        cache_read_tokens=totals[2],
+        cache_write_tokens=totals[3],
+        window=window,
+        cost_usd=round(cost, 6) if priced and cost is not None and last is not None else None,
+        priced=priced and last is not None,
+    )
+
+
+def _find_model(name: str) -> Model | None:
+    """The catalogue's model, or None: an unknown model (or an unreadable catalogue) is unpriced."""
+    try:
+        return find_model(name)
+    except CouldNotJudge:
+        return None
+
+
+def _turn_cost(usage: UsageRecord) -> float | None:
+    """USD of one turn, or None when the model or one of the needed prices is unknown."""
+    model = _find_model(usage.model)
+    if model is None:
+        return None
+    prices = model.prices_for(usage.prompt)
+    # Cache writes are priced by their lifetime; the usage block says how many were 1-hour.
+    write_5m = prices.cache_write_5m or prices.cache_write
+    write_1h = prices.cache_write_1h or prices.cache_write
+    total = 0.0
+    for tokens, price in (
+        (usage.input, prices.input),
+        (usage.output, prices.output),
+        (usage.cache_read, prices.cache_read),
+        (usage.cache_creation - usage.cache_creation_1h, write_5m),
+        (usage.cache_creation_1h, write_1h),
+    ):
+        if tokens:
+            if price is None:
+                return None
+            total += tokens * price / 1_000_000
+    return total

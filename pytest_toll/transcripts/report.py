@@ -1,0 +1,210 @@
+"""The scan report: file summaries merged into one toll table (``toll scan``, ``toll repeats``).
+
+Each call and turn is counted once across files (a resumed Claude Code session copies earlier
+messages into its new file); shapes are ranked by their ok tokens, with the nearest-rank
+median and p90; a shape whose judged calls are mostly not ``ok`` is *suspicious*; repeats are
+ranked by the tokens they wasted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_toll.core.tokens import TOKENIZER_NAME
+from pytest_toll.transcripts.outcomes import JUDGED, OUTCOME_OK, OUTCOME_UNPAIRED, OUTCOMES
+from pytest_toll.transcripts.summary import FileSummary, Repeat, ShapeTally
+
+SUSPICIOUS_MIN_JUDGED = 3
+SUSPICIOUS_OK_RATIO = 0.5
+
+
+def nearest_rank(sorted_values: Sequence[int], fraction: float) -> int:
+    """The nearest-rank percentile: an observed value, never an interpolation."""
+    if not sorted_values:
+        return 0
+    rank = max(1, math.ceil(fraction * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+@dataclass(frozen=True)
+class ShapeRow:
+    shape: str
+    calls: int
+    ok: int
+    ok_tokens: int
+    median: int
+    p90: int
+    by_outcome: dict[str, int]
+    suspicious: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "shape": self.shape,
+            "calls": self.calls,
+            "ok": self.ok,
+            "ok_tokens": self.ok_tokens,
+            "median": self.median,
+            "p90": self.p90,
+            "by_outcome": dict(self.by_outcome),
+            "suspicious": self.suspicious,
+        }
+
+
+def is_suspicious(by_outcome: Mapping[str, int]) -> bool:
+    judged = sum(by_outcome.get(outcome, 0) for outcome in JUDGED)
+    return (
+        judged >= SUSPICIOUS_MIN_JUDGED
+        and by_outcome.get(OUTCOME_OK, 0) / judged < SUSPICIOUS_OK_RATIO
+    )
+
+
+@dataclass
+class ScanReport:
+    """The toll table over many files; ``as_dict()`` is the ``toll scan --json`` contract."""
+
+    sessions: int
+    calls: int
+    unreadable_lines: int
+    shapes: list[ShapeRow]
+    repeats: list[Repeat]
+    wasted_tokens: int
+    ok_tokens: int
+    admitted_tokens: int
+    prompt_tokens: int
+    files: int = 0
+    orphan_results: int = 0
+    images: int = 0
+    problems: dict[str, list[str]] = field(default_factory=dict)
+    unreadable_by_file: dict[str, int] = field(default_factory=dict)
+    tokenizer: str = TOKENIZER_NAME
+
+    @property
+    def waste_ratio(self) -> float:
+        return round(self.wasted_tokens / self.ok_tokens, 6) if self.ok_tokens else 0.0
+
+    @property
+    def amplification(self) -> float | None:
+        """Cumulative prompt tokens over admitted tool tokens: how often a toll is re-sent."""
+        if not self.prompt_tokens or not self.admitted_tokens:
+            return None
+        return round(self.prompt_tokens / self.admitted_tokens, 2)
+
+    def top(self, count: int | None) -> ScanReport:
+        if count is None:
+            return self
+        copy = ScanReport(**{**self.__dict__})
+        copy.shapes = self.shapes[:count]
+        copy.repeats = self.repeats[:count]
+        return copy
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "tolls",
+            "tokenizer": self.tokenizer,
+            "sessions": self.sessions,
+            "calls": self.calls,
+            "unreadable_lines": self.unreadable_lines,
+            "shapes": [row.as_dict() for row in self.shapes],
+            "repeats": [repeat.as_dict() for repeat in self.repeats],
+            "wasted_tokens": self.wasted_tokens,
+            "waste_ratio": self.waste_ratio,
+            "amplification": self.amplification,
+        }
+
+
+def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
+    merged: dict[str, ShapeTally] = {}
+    repeats: dict[tuple[str, str, str, int], Repeat] = {}
+    seen_calls: set[tuple[str, str, str, int]] = set()
+    seen_turns: set[str] = set()
+    sessions: set[str] = set()
+    unreadable = orphans = admitted = prompt = images = files = 0
+    problems: dict[str, list[str]] = {}
+    unreadable_by_file: dict[str, int] = {}
+    for summary in summaries:
+        files += 1
+        sessions.update(summary.sessions)
+        unreadable += summary.unreadable_lines
+        if summary.unreadable_lines:
+            problems[summary.path] = summary.problems
+            unreadable_by_file[summary.path] = summary.unreadable_lines
+        orphans += summary.orphan_results
+        images += summary.images
+        for message_id, prompt_tokens in summary.turn_log:
+            if message_id is not None:
+                if message_id in seen_turns:
+                    continue
+                seen_turns.add(message_id)
+            prompt += prompt_tokens
+        for call_id, shape, outcome, tokens in summary.call_log:
+            key = (call_id, shape, outcome, tokens)
+            if key in seen_calls:
+                continue  # the same call copied into a resumed session's file
+            seen_calls.add(key)
+            entry = merged.setdefault(shape, ShapeTally())
+            entry.calls += 1
+            entry.by_outcome[outcome] = entry.by_outcome.get(outcome, 0) + 1
+            if outcome == OUTCOME_OK:
+                entry.ok_tokens.append(tokens)
+            if outcome != OUTCOME_UNPAIRED:
+                admitted += tokens
+        for repeat in summary.repeats:
+            same = (
+                repeat.first_call or repeat.session,
+                repeat.shape,
+                repeat.target,
+                repeat.tokens_each,
+            )
+            known = repeats.get(same)
+            if known is None or known.times < repeat.times:
+                repeats[same] = repeat
+    rows = []
+    for shape, tally in merged.items():
+        values = sorted(tally.ok_tokens)
+        by_outcome: dict[str, int] = {
+            outcome: tally.by_outcome[outcome]
+            for outcome in OUTCOMES
+            if tally.by_outcome.get(outcome)
+        }
+        rows.append(
+            ShapeRow(
+                shape,
+                tally.calls,
+                len(values),
+                sum(values),
+                nearest_rank(values, 0.5),
+                nearest_rank(values, 0.9),
+                by_outcome,
+                is_suspicious(by_outcome),
+            )
+        )
+    rows.sort(key=lambda row: (-row.ok_tokens, -row.calls, row.shape))
+    ranked = sorted(
+        repeats.values(),
+        key=lambda repeat: (
+            -repeat.wasted,
+            -repeat.times,
+            repeat.session,
+            repeat.shape,
+            repeat.target,
+        ),
+    )
+    return ScanReport(
+        sessions=len(sessions),
+        calls=sum(row.calls for row in rows),
+        unreadable_lines=unreadable,
+        shapes=rows,
+        repeats=ranked,
+        wasted_tokens=sum(repeat.wasted for repeat in ranked),
+        ok_tokens=sum(row.ok_tokens for row in rows),
+        admitted_tokens=admitted,
+        prompt_tokens=prompt,
+        files=files,
+        orphan_results=orphans,
+        images=images,
+        problems=problems,
+        unreadable_by_file=unreadable_by_file,
+    )

@@ -1,0 +1,81 @@
+"""The scan report: summaries merged, ranked by ok tokens, each call and turn counted once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from transcripts_data import A_PY, FIXTURES, MAIN
+
+from pytest_toll.core.tokens import count
+from pytest_toll.transcripts.report import build_report, nearest_rank
+from pytest_toll.transcripts.scan import select_files, summarize_files
+from pytest_toll.transcripts.summary import summarize_file
+
+
+def test_scan_report_over_all_fixtures() -> None:
+    summaries, stats = summarize_files(select_files([FIXTURES]), workers=1)
+    report = build_report(summaries)
+    data = report.as_dict()
+    assert list(data) == [
+        "kind", "tokenizer", "sessions", "calls", "unreadable_lines", "shapes", "repeats",
+        "wasted_tokens", "waste_ratio", "amplification",
+    ]  # fmt: skip
+    assert (data["kind"], data["tokenizer"]) == ("tolls", "o200k_base")
+    assert (data["sessions"], data["calls"], data["unreadable_lines"]) == (5, 22, 4)
+    rows = {row["shape"]: row for row in data["shapes"]}
+    assert rows["mcp__flaky__get"] == {
+        "shape": "mcp__flaky__get", "calls": 4, "ok": 1, "ok_tokens": count("fine"), "median": count("fine"),
+        "p90": count("fine"), "by_outcome": {"ok": 1, "error": 3}, "suspicious": True,
+    }  # fmt: skip
+    assert rows["Read"]["calls"] == 5 and rows["Read"]["suspicious"] is False
+    assert rows["$ git status"]["by_outcome"] == {"ok": 2}
+    assert rows["$ ls"]["by_outcome"] == {"ok": 1, "error": 1}
+    assert data["shapes"][0]["shape"] == "Read"  # ranked by ok tokens
+    a_py = count(A_PY)
+    assert data["wasted_tokens"] == a_py
+    assert data["waste_ratio"] == round(a_py / report.ok_tokens, 6)
+    assert data["amplification"] == round(report.prompt_tokens / report.admitted_tokens, 2)
+    assert report.unreadable_by_file == {str(FIXTURES / "corrupt" / "sess-bad.jsonl"): 4}
+    assert stats.files == 5 and stats.cached == 0
+
+
+def test_median_and_p90_are_nearest_rank() -> None:
+    values = list(range(1, 11))
+    assert (nearest_rank(values, 0.5), nearest_rank(values, 0.9)) == (5, 9)
+    assert nearest_rank([], 0.5) == 0
+
+
+def test_a_resumed_session_copy_is_counted_once(tmp_path: Path) -> None:
+    # Claude Code copies earlier messages into a resumed session's new file.
+    (tmp_path / "first.jsonl").write_bytes(MAIN.read_bytes())
+    resumed = MAIN.read_text().replace('"sessionId":"sess-main"', '"sessionId":"sess-resumed"')
+    extra = {
+        "type": "assistant",
+        "sessionId": "sess-resumed",
+        "message": {
+            "id": "msg_9",
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_new",
+                    "name": "Glob",
+                    "input": {"pattern": "*.py"},
+                }
+            ],
+            "usage": {"input_tokens": 7, "cache_read_input_tokens": 1600},
+        },
+    }
+    (tmp_path / "resumed.jsonl").write_text(resumed + json.dumps(extra) + "\n")
+    single = build_report([summarize_file(MAIN)])
+    both = build_report(
+        summaries for summaries in summarize_files(select_files([tmp_path]), workers=1)[0]
+    )
+    assert both.calls == single.calls + 1
+    assert both.ok_tokens == single.ok_tokens and both.admitted_tokens == single.admitted_tokens
+    assert both.prompt_tokens == single.prompt_tokens + 1607
+    assert [(r.shape, r.target, r.times) for r in both.repeats] == [
+        ("Read", "/repo/a.py", 2)
+    ]  # the copied repeat is the same event (same first call id)
+    assert both.sessions == 2
