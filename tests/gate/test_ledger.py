@@ -9,7 +9,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_toll.core.errors import UsageError
-from pytest_toll.gate.ledger import DELETE, DuplicateKey, load_ledger, update_ledger
+from pytest_toll.definitions import rules
+from pytest_toll.gate.ledger import (
+    DELETE,
+    SCHEMA_PATH,
+    DuplicateKey,
+    load_ledger,
+    schema,
+    update_ledger,
+)
+from pytest_toll.skills import rules as skill_rules
+from pytest_toll.transcripts import decisions
 
 LEDGER = """\
 # the team's ledger
@@ -229,8 +239,6 @@ def _schema_keys(node: object) -> set[str]:
 
 
 def test_the_example_is_valid_and_documents_every_key() -> None:
-    from pytest_toll.gate.ledger import schema
-
     ledger = load_ledger(EXAMPLE)
     assert ledger.data["servers"]["files"]["pin"] == 3712
     text = EXAMPLE.read_text()
@@ -250,11 +258,6 @@ def test_schema_names_every_rule_and_limit_the_rules_modules_know() -> None:
     """The shipped schema's closed lists stay in step with the rules that read them."""
     import json
     import re
-
-    from pytest_toll.definitions import rules
-    from pytest_toll.gate.ledger import SCHEMA_PATH
-    from pytest_toll.skills import rules as skill_rules
-    from pytest_toll.transcripts import decisions
 
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     limits = set(schema["properties"]["limits"]["propertyNames"]["enum"])

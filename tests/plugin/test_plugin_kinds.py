@@ -13,6 +13,8 @@ import pytest
 # imported by an inner run, and a re-imported PyYAML breaks its C loader's constructors.
 import yaml  # noqa: F401
 
+from pytest_toll.calls.measuring import measure
+
 pytest_plugins = ["pytester"]
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
@@ -183,8 +185,6 @@ def test_toll_call_uses_the_models_the_ledger_adds(pytester: pytest.Pytester) ->
 
 
 def test_a_call_is_pinned_part_by_part_and_gated_on_its_total(pytester: pytest.Pytester) -> None:
-    from pytest_toll.calls.measuring import measure
-
     system = "You answer questions about the user's notes. Be brief."
     messages = [{"role": "user", "content": "What did I write about the release?"}]
     tools = [

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_toll.report import markdown, outputs, sarif
+from pytest_toll.report import github, markdown, outputs, sarif
 from pytest_toll.report.model import SCHEMA_PATH, EntryResult, PartResult, SessionReport
 
 
@@ -184,8 +184,6 @@ EXPECTED_ANNOTATIONS = [
 
 
 def test_annotations_point_at_the_ledger_line_worst_first() -> None:
-    from pytest_toll.report import github
-
     lines = github.render_annotations(outputs.entry_annotations(fixture_report(), "toll.yaml"))
     assert lines == EXPECTED_ANNOTATIONS
 
@@ -323,8 +321,6 @@ def test_hostile_finding_stays_one_annotation() -> None:
             )
         ]
     )  # fmt: skip
-    from pytest_toll.report import github
-
     lines = github.render_annotations(outputs.entry_annotations(report.as_dict(), "a,b:toll.yaml"))
     assert lines == [
         "::error file=a%2Cb%3Atoll.yaml,line=4,title=toll%3A servers%3A%3Aevil%2Cname%3Ax failed"
@@ -434,6 +430,4 @@ def test_any_report_renders_within_its_limit_with_whole_table_rows(
 
 
 def github_lines(report: dict[str, Any]) -> list[str]:
-    from pytest_toll.report import github
-
     return github.render_annotations(outputs.entry_annotations(report, "toll.yaml"))
