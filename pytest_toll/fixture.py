@@ -138,12 +138,14 @@ def _weigh(tools_or_server: Any, window: int) -> Any:
         arguments.setdefault("window", window)
         return weigh_source(**arguments)
     if isinstance(tools_or_server, str | Path):
-        from pytest_toll.definitions.tools import load_tools_file, weigh
+        from pytest_toll.definitions.tools import load_tools_file
+        from pytest_toll.definitions.weigh import weigh
 
         tools, shape = load_tools_file(tools_or_server)
         return weigh(tools, target=str(tools_or_server), source_shape=shape, window=window)
     if isinstance(tools_or_server, Mapping | Sequence):
-        from pytest_toll.definitions.tools import normalize_tools, weigh
+        from pytest_toll.definitions.tools import normalize_tools
+        from pytest_toll.definitions.weigh import weigh
 
         tools, shape = normalize_tools(tools_or_server)
         return weigh(tools, target="tools", source_shape=shape, window=window)

@@ -534,7 +534,7 @@ def _tools(tools: object) -> list[Tool]:
 
 def serialize_tools(tools: Sequence[Tool], provider: str) -> str:
     """The text a model sees for its tools: Claude's block, or the OpenAI array."""
-    from pytest_toll.definitions.tools import serialize_claude, serialize_openai
+    from pytest_toll.definitions.serialize import serialize_claude, serialize_openai
 
     if not tools:
         return ""

@@ -24,7 +24,8 @@ from pytest_toll.calls.measuring import (
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.models import Model, Prices, Scale, Tier, load_models
-from pytest_toll.definitions.tools import normalize_tools, serialize_claude, serialize_openai
+from pytest_toll.definitions.serialize import serialize_claude, serialize_openai
+from pytest_toll.definitions.tools import normalize_tools
 
 count = tokens.count
 
