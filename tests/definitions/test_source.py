@@ -14,6 +14,7 @@ import pytest
 from pytest_toll.cli import main
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import RuleSettings
+from pytest_toll.core.tokens import count
 from pytest_toll.definitions.source import expand_headers, weigh_source
 
 SERVERS = Path(__file__).parents[1] / "servers"
@@ -281,8 +282,6 @@ def test_weigh_json_round_trips_through_diff(
 def test_ledger_style_values_are_checked_and_coerced(tmp_path: Path) -> None:
     raw = [sys.executable, str(SERVERS / "raw_server.py"), "env"]
     report = weigh_source(command=raw, env={"TOLL_TEST_VALUE": 8080}, cwd=tmp_path, timeout=10)  # type: ignore[dict-item]
-    from pytest_toll.core.tokens import count
-
     # The number reached the server as the string "8080" (its description reports it).
     assert report.tools[0].description_tokens == count(f"8080 in {tmp_path}")
     with pytest.raises(UsageError, match=r"^env\.A: must be a string, not list$"):
