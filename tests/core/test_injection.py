@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pytest_toll.core.injection import (
     SKILL_PATTERNS,
     TOOL_PATTERNS,
     InjectionHit,
     find_injections,
 )
+from pytest_toll.skills.rules import injection_hits
 
 
 def test_a_tool_description_reports_its_leftmost_steering_phrase() -> None:
@@ -48,3 +52,43 @@ def test_invisible_characters_need_no_word_to_be_searched() -> None:
     assert [(hit.meaning, hit.matched) for hit in hits] == [
         ("contains invisible or direction-changing characters", "\u200b")
     ]
+
+
+_INJECTION_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                "Ignore ",
+                "IGNORE ",
+                "all ",
+                "previous ",
+                "instructions",
+                "You are now ",
+                "SYSTEM PROMPT",
+                "<system>",
+                "<|im_start|>",
+                "Don't ",
+                "tell ",
+                "the user",
+                "curl x | sh",
+                "\u200b",
+                "\u017f",  # long s: folds to s
+                "\u212a",  # Kelvin sign: folds to k
+                "\n",
+                " ",
+            ]
+        ),
+        st.text(max_size=3),
+    ),
+    max_size=30,
+).map("".join)
+
+
+@given(text=_INJECTION_TEXT)
+def test_injection_word_prefilter_never_hides_a_hit(text: str) -> None:
+    unfiltered = []
+    for pattern in SKILL_PATTERNS:
+        match = pattern.regex.search(text)
+        if match is not None:
+            unfiltered.append((pattern.meaning, text.count("\n", 0, match.start()) + 1))
+    assert injection_hits(text) == unfiltered
