@@ -20,17 +20,15 @@ import time
 from typing import Any
 
 from pytest_toll.core import tokens
-from pytest_toll.definitions.tools import (
-    BREAKDOWN_TOP,
-    _claude_json,
+from pytest_toll.definitions.serialize import (
+    claude_json,
     claude_line,
-    cost_breakdown,
-    normalize_tools,
     serialize_claude,
     serialize_openai,
     serialize_raw,
-    weigh,
 )
+from pytest_toll.definitions.tools import normalize_tools
+from pytest_toll.definitions.weigh import BREAKDOWN_TOP, cost_breakdown, weigh
 
 WORDS = (
     "read write list search the file directory issue branch commit user project page "
@@ -75,8 +73,8 @@ def same_strings(elements: list[dict[str, Any]]) -> list[str]:
     tools, _ = normalize_tools(elements)
     texts = [claude_line(t) for t in tools]
     texts += [t.description or "" for t in tools]
-    texts += [_claude_json(t.parameters) for t in tools]
-    texts += ["" if t.output_schema is None else _claude_json(t.output_schema) for t in tools]
+    texts += [claude_json(t.parameters) for t in tools]
+    texts += ["" if t.output_schema is None else claude_json(t.output_schema) for t in tools]
     texts += [serialize_claude(tools), serialize_raw(tools), serialize_openai(tools)]
     # The breakdown's pieces, recorded by counting through a recorder.
     recorder = _Recorder()

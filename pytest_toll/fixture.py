@@ -18,7 +18,8 @@ from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.core.models import Catalogue
 from pytest_toll.core.tokens import O200K, count
 from pytest_toll.definitions.source import weigh_source
-from pytest_toll.definitions.tools import ToolsReport, load_tools_file, normalize_tools, weigh
+from pytest_toll.definitions.tools import load_tools_file, normalize_tools
+from pytest_toll.definitions.weigh import ToolsReport, weigh
 from pytest_toll.gate.measurers import skill_levels
 from pytest_toll.skills.measure import measure_skills
 from pytest_toll.skills.records import SkillsReport

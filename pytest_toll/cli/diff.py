@@ -29,9 +29,9 @@ Differ = Callable[..., Diff]
 
 
 def _tools_differ() -> Differ:
-    from pytest_toll.definitions.source import diff_reports
+    from pytest_toll.definitions.diff import diff_tools_reports
 
-    return diff_reports
+    return diff_tools_reports
 
 
 def _call_differ() -> Differ:

@@ -135,14 +135,15 @@ def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
 
         return load_tools_file(args.tools)[0], None
     if args.server or args.url:
-        from pytest_toll.definitions import mcp
+        from pytest_toll.definitions.mcp.http import list_http
+        from pytest_toll.definitions.mcp.stdio import list_stdio
 
         if args.server:
             import shlex
 
-            listing = mcp.list_stdio(shlex.split(args.server), timeout=args.server_timeout)
+            listing = list_stdio(shlex.split(args.server), timeout=args.server_timeout)
         else:
-            listing = mcp.list_http(args.url, timeout=args.server_timeout)
+            listing = list_http(args.url, timeout=args.server_timeout)
         return list(listing.tools), listing.instructions
     return None, None
 

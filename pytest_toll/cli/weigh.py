@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 
 if TYPE_CHECKING:
-    from pytest_toll.definitions.tools import ToolsReport
+    from pytest_toll.definitions.weigh import ToolsReport
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -1,1 +1,2 @@
-"""The shared core: errors, text I/O, token counting, the model catalogue, findings."""
+"""The shared core: errors, text I/O, limits, token counting, the model catalogue, findings
+and the one instruction-injection detector."""

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal, cast
 
 from pytest_toll.core.errors import UsageError
 
-ERROR = "error"
-WARN = "warn"
-INFO = "info"
-OFF = "off"
-SEVERITIES = (ERROR, WARN, INFO, OFF)
-_RANK = {ERROR: 0, WARN: 1, INFO: 2}
+#: How bad a finding is. ``off`` is only ever a setting: a rule turned off reports nothing.
+Severity = Literal["error", "warn", "info", "off"]
+
+# The severities by name. ``ERROR`` here is the severity "error" (a finding that fails the
+# run) — not a transcript call's outcome, not an exit code.
+ERROR: Final = "error"
+WARN: Final = "warn"
+INFO: Final = "info"
+OFF: Final = "off"
+SEVERITIES: tuple[Severity, ...] = (ERROR, WARN, INFO, OFF)
+_RANK: dict[str, int] = {ERROR: 0, WARN: 1, INFO: 2}
 
 
 @dataclass(frozen=True)
@@ -27,7 +32,7 @@ class Finding:
     """One rule hit: which rule, how bad, about what (a tool, skill or shape), and a fix hint."""
 
     rule: str
-    severity: str
+    severity: Severity
     subject: str | None
     message: str
     hint: str = ""
@@ -53,7 +58,7 @@ class Finding:
 class RuleSettings:
     """User overrides: per-rule severities and named thresholds (e.g. ``tool_tokens``)."""
 
-    severities: Mapping[str, str] = field(default_factory=dict)
+    severities: Mapping[str, Severity] = field(default_factory=dict)
     thresholds: Mapping[str, float] = field(default_factory=dict)
 
     @classmethod
@@ -73,7 +78,7 @@ class RuleSettings:
         """
         _reject_unknown(severities, known_rules, source, "rule")
         _reject_unknown(thresholds, known_thresholds, source, "threshold")
-        checked: dict[str, str] = {}
+        checked: dict[str, Severity] = {}
         for rule, value in (severities or {}).items():
             # YAML reads a bare ``off`` as False.
             level = OFF if value is False else value
@@ -82,7 +87,7 @@ class RuleSettings:
                     f"{source}.{rule}: severity must be one of {', '.join(SEVERITIES)}, "
                     f"not {value!r}"
                 )
-            checked[str(rule)] = level
+            checked[str(rule)] = cast(Severity, level)
         limits: dict[str, float] = {}
         for name, value in (thresholds or {}).items():
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
@@ -90,14 +95,14 @@ class RuleSettings:
             limits[str(name)] = value
         return cls(checked, limits)
 
-    def severity(self, rule: str, default: str) -> str:
+    def severity(self, rule: str, default: Severity) -> Severity:
         return self.severities.get(rule, default)
 
     def threshold(self, name: str, default: float) -> float:
         return self.thresholds.get(name, default)
 
     def finding(
-        self, rule: str, default: str, subject: str | None, message: str, hint: str = ""
+        self, rule: str, default: Severity, subject: str | None, message: str, hint: str = ""
     ) -> Finding | None:
         """A finding at its effective severity, or None when the rule is turned off."""
         level = self.severity(rule, default)

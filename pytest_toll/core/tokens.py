@@ -40,7 +40,7 @@ VOCABULARY_PATH = Path(__file__).parents[1] / "data" / "o200k_base.tiktoken.gz"
 VOCABULARY_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 
 # o200k_base's pre-tokenizer pattern and special tokens, as tiktoken defines them
-# (tiktoken_ext.openai_public); tests/test_tokens.py proves the ids equal tiktoken's own.
+# (tiktoken_ext.openai_public); tests/core/test_tokens.py proves the ids equal tiktoken's own.
 O200K_PATTERN = "|".join(
     [
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",

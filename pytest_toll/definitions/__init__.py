@@ -1,1 +1,5 @@
-"""Job 1, definitions: MCP tool lists from a server or a file, weighed and judged."""
+"""Job 1, definitions: MCP tool lists from a server or a file, weighed and judged.
+
+source (``weigh_source``) -> mcp (listing, stdio, http) or tools (a file) -> weigh (with
+serialize) -> rules -> one ``ToolsReport``; diff compares two reports.
+"""

@@ -29,12 +29,12 @@ from __future__ import annotations
 import re
 from collections import Counter as Tally
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_toll.core.findings import ERROR, INFO, WARN, Finding, RuleSettings
-
-if TYPE_CHECKING:
-    from pytest_toll.definitions.tools import Tool, ToolsReport
+from pytest_toll.core.injection import TOOL_PATTERNS, InjectionHit, find_injections
+from pytest_toll.definitions.tools import Tool
+from pytest_toll.definitions.weigh import ToolsReport
 
 INSTRUCTIONS_SUBJECT = "(instructions)"
 
@@ -106,22 +106,6 @@ _DESTRUCTIVE_WORDS = {
     "shutdown",
     "deprovision",
 }
-# Phrases that try to steer the model rather than describe a tool (shown as info, never graded).
-_INJECTION = re.compile(
-    r"(ignore (all |any )?(previous|prior|above|other) (instructions|prompts|rules)"
-    r"|disregard (the |all |any )?(previous|prior|above|system|user)"
-    r"|<\s*/?\s*(system|important|instructions?)\s*>"
-    r"|\bsystem prompt\b"
-    r"|do not (tell|inform|mention (this |it )?to) the user"
-    r"|(don't|do not|never) (mention|reveal|disclose)"
-    r"|before (using|calling) any other tool"
-    r"|always (call|use|run) this tool (first|before)"
-    r"|you must (always|never)\b"
-    r"|instead of (the user's|any other)"
-    r"|\bcredentials?\b.*\b(send|post|upload|include)\b"
-    r"|~/\.ssh|id_rsa|\.env\b)",
-    re.IGNORECASE,
-)
 _STYLES = {
     "snake_case": re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$"),
     "kebab-case": re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)+$"),
@@ -205,14 +189,14 @@ def check_tools(
         found.append(_size_rule(tool, tokens.get(tool.name, 0), parts.get(tool.name), settings))
         found.extend(_injection_rules(tool, settings))
     found.extend(_list_rules(tools, report, settings))
-    if instructions and _INJECTION.search(instructions):
-        match = _INJECTION.search(instructions)
+    steering = _first_injection(instructions) if instructions else None
+    if steering is not None:
         found.append(
             settings.finding(
                 "E130",
                 INFO,
                 INSTRUCTIONS_SUBJECT,
-                f"the server instructions contain {match.group(0)!r}" if match else "",
+                f"the server instructions contain {steering.matched!r}",
                 "instructions should describe the server, not steer the model",
             )
         )
@@ -394,6 +378,12 @@ def _size_rule(
     )
 
 
+def _first_injection(text: str) -> InjectionHit | None:
+    """The leftmost phrase of E130's patterns in ``text`` (None when there is none)."""
+    hits = find_injections(text, TOOL_PATTERNS)
+    return hits[0] if hits else None
+
+
 def _injection_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None]:
     texts = [tool.description or ""]
     texts.extend(
@@ -402,14 +392,14 @@ def _injection_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None]
         if isinstance(node.get("description"), str)
     )
     for text in texts:
-        match = _INJECTION.search(text)
-        if match:
+        steering = _first_injection(text)
+        if steering is not None:
             return [
                 settings.finding(
                     "E130",
                     INFO,
                     tool.name,
-                    f"description contains {match.group(0)!r}",
+                    f"description contains {steering.matched!r}",
                     "describe the tool; do not instruct the model",
                 )
             ]

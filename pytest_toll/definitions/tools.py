@@ -1,34 +1,22 @@
-"""Tool definitions: normalise any tools array, serialize it three ways, and weigh it.
+"""Tool definitions as records: normalise any tools array (MCP, OpenAI or Anthropic shape) and
+load one from a file.
 
 A pure core: no I/O beyond reading a file in ``load_tools_file``, no pytest, no network.
-The three serializations (see DESIGN.md, "Definitions"):
-
-- ``raw``: the tools array exactly as the source sent it, minified JSON — a neutral lower
-  bound that depends on nothing but the source;
-- ``claude`` (the primary, graded metric): one line per tool,
-  ``{"description": …, "name": …, "parameters": <inputSchema>}`` (", " and ": " spacing, as
-  Claude's prompt shows tools) wrapped in ``<function>…</function>``, the lines joined by
-  ``\\n`` inside ``<functions>\\n…\\n</functions>``;
-- ``openai``: ``[{"type":"function","function":{"name","description","parameters"}}]``.
-
-Per-tool rows count the bare claude line; ``framing`` is the claude total minus the rows, so
-rows + framing == claude total exactly, whatever the tokenizer merges across a boundary.
+How a tool is serialized for a model is in ``serialize``; how it is counted, in ``weigh``
+(the README's "Weighing MCP servers" section and ARCHITECTURE.md describe them).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.findings import Finding, worst_first
-from pytest_toll.core.limits import DEFAULT_WINDOW
-
-if TYPE_CHECKING:
-    from pytest_toll.core.tokens import Counter
+from pytest_toll.core.textio import read_text
 
 #: What a tool without an input schema is sent as (an object that takes no arguments).
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -185,8 +173,6 @@ def normalize_tools(data: object, source: str = "tools") -> tuple[list[Tool], st
 
 def load_tools_file(path: str | Path) -> tuple[list[Tool], str]:
     """Read a tools array from a JSON or YAML file (by suffix; JSON first for other names)."""
-    from pytest_toll.core.textio import read_text
-
     name = str(path)
     text = read_text(path)
     suffix = Path(name).suffix.lower()
@@ -222,8 +208,6 @@ def _json_compatible(value: object, where: str) -> object:
     YAML reads ``2025-06-18`` as a date and ``1:`` as an integer key; JSON has neither.
     Anything else JSON cannot hold is named by its path.
     """
-    import datetime
-
     if isinstance(value, dict):
         return {str(key): _json_compatible(item, f"{where}.{key}") for key, item in value.items()}
     if isinstance(value, list):
@@ -233,344 +217,3 @@ def _json_compatible(value: object, where: str) -> object:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     raise CouldNotJudge(f"{where}: a {type(value).__name__} value, which JSON cannot hold")
-
-
-# --- serializing ------------------------------------------------------------------------
-
-
-# Encoders built once: json.dumps builds a new one per call when given any option.
-_minified = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-# The claude line is spaced the way Claude's own prompt shows tools: ", " and ": ". Keys keep
-# the order the source sent. (Claude's prompt appears to sort them at every level; switching
-# to sort_keys=True moves counts by a few tokens per tool, so it waits for the pinned
-# ledgers — examples/demo among them — to be re-pinned in the same change.)
-_claude_json = json.JSONEncoder(ensure_ascii=False).encode
-# A string as JSON text, straight to the C routine both encoders above use for strings.
-_string: Callable[[str], str] = json.encoder.encode_basestring
-
-
-def serialize_raw(tools: Sequence[Tool]) -> str:
-    """The tools array as the source sent it, minified, key order kept."""
-    return _minified([dict(tool.raw) if tool.raw else _mcp_element(tool) for tool in tools])
-
-
-def _mcp_element(tool: Tool) -> dict[str, Any]:
-    # A Tool built by hand (no raw element) is sent as the MCP element it stands for.
-    element: dict[str, Any] = {"name": tool.name}
-    if tool.title is not None:
-        element["title"] = tool.title
-    if tool.description is not None:
-        element["description"] = tool.description
-    element["inputSchema"] = tool.parameters
-    if tool.output_schema is not None:
-        element["outputSchema"] = tool.output_schema
-    if tool.annotations is not None:
-        element["annotations"] = tool.annotations
-    return element
-
-
-def claude_line(tool: Tool) -> str:
-    """The bare claude line of one tool (no ``<function>`` wrapper).
-
-    A tool without a description has no ``description`` key, as the model would see it.
-    """
-    return _claude_line(tool, _claude_json(tool.parameters))
-
-
-def _claude_line(tool: Tool, schema_text: str) -> str:
-    # Assembled around an already serialized schema (weigh counts that text on its own too);
-    # byte for byte what _claude_json({"description", "name", "parameters"}) gives.
-    description = (
-        "" if tool.description is None else f'"description": {_string(tool.description)}, '
-    )
-    return f'{{{description}"name": {_string(tool.name)}, "parameters": {schema_text}}}'
-
-
-def _wrap_claude(lines: Sequence[str]) -> str:
-    body = "\n".join(f"<function>{line}</function>" for line in lines)
-    return f"<functions>\n{body}\n</functions>"
-
-
-def serialize_claude(tools: Sequence[Tool]) -> str:
-    """All tools as Claude's ``<functions>`` block."""
-    return _wrap_claude([claude_line(tool) for tool in tools])
-
-
-def openai_element(tool: Tool) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name}
-    if tool.description is not None:
-        function["description"] = tool.description
-    function["parameters"] = tool.parameters
-    return {"type": "function", "function": function}
-
-
-def serialize_openai(tools: Sequence[Tool]) -> str:
-    """All tools as OpenAI's ``tools`` request field, minified."""
-    return _minified([openai_element(tool) for tool in tools])
-
-
-# --- weighing ---------------------------------------------------------------------------
-
-#: How many of the heaviest tools get a breakdown of what inside them costs most.
-BREAKDOWN_TOP = 3
-_DEFS_KEYS = ("$defs", "definitions")
-_SCHEMA_KEYS = ("inputSchema", "input_schema")
-
-
-def _strings_under(value: object, key: str) -> list[str]:
-    """Every string value of ``key`` in the objects inside ``value`` (property names named
-    ``key`` hold objects, so they are not mistaken for it)."""
-    found: list[str] = []
-    stack = [value]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, dict):
-            text = current.get(key)
-            if isinstance(text, str):
-                found.append(text)
-            stack.extend(current.values())
-        elif isinstance(current, list):
-            stack.extend(current)
-    return found
-
-
-def _enums_under(value: object) -> list[list[Any]]:
-    found: list[list[Any]] = []
-    stack = [value]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, dict):
-            enum = current.get("enum")
-            if isinstance(enum, list):
-                found.append(enum)
-            stack.extend(v for k, v in current.items() if k != "enum")
-        elif isinstance(current, list):
-            stack.extend(current)
-    return found
-
-
-def cost_breakdown(tool: Tool, tokens: int, counter: Counter) -> dict[str, Any]:
-    """What inside one tool's claude line costs most, so a maintainer knows where to cut.
-
-    Parts: the description; parameter descriptions; enum value lists; ``title`` fields (often
-    generated, e.g. by pydantic, and pure overhead); ``$defs``/``definitions`` (nested types,
-    counted whole); and ``structure`` — the rest of the line (names, types, JSON syntax).
-    Each part is the o200k count of its own text, so the parts approximate the line's total.
-    """
-    schema = tool.parameters
-    defs = {key: schema[key] for key in _DEFS_KEYS if key in schema}
-    rest = {key: value for key, value in schema.items() if key not in defs}
-    parts = {
-        "description": counter.count(tool.description or ""),
-        "parameter_descriptions": sum(
-            counter.count_many([_claude_json(text) for text in _strings_under(rest, "description")])
-        ),
-        "enums": sum(counter.count_many([_claude_json(enum) for enum in _enums_under(rest)])),
-        "titles": sum(
-            counter.count_many(
-                [f'"title": {_claude_json(t)}, ' for t in _strings_under(rest, "title")]
-            )
-        ),
-        "defs": counter.count(_claude_json(defs)) if defs else 0,
-    }
-    parts["structure"] = max(tokens - sum(parts.values()), 0)
-    largest = max(parts, key=lambda name: parts[name])
-    return {"tool": tool.name, "tokens": tokens, "parts": parts, "largest": largest}
-
-
-@dataclass(frozen=True)
-class ToolRow:
-    """One tool's cost: its bare claude line, and the parts inside it."""
-
-    name: str
-    tokens: int
-    description_tokens: int
-    schema_tokens: int
-    output_schema_tokens: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "tokens": self.tokens,
-            "description_tokens": self.description_tokens,
-            "schema_tokens": self.schema_tokens,
-            "output_schema_tokens": self.output_schema_tokens,
-        }
-
-
-@dataclass(frozen=True)
-class ToolsReport:
-    """A weighed tools list. ``tools`` keeps the source order; ``by_cost()`` sorts."""
-
-    target: str
-    source_shape: str
-    tokenizer: str
-    method: str
-    tools: tuple[ToolRow, ...]
-    framing: int
-    instructions: int | None
-    raw: int
-    claude: int
-    openai: int
-    window: int
-    findings: tuple[Finding, ...] = ()
-    breakdown: tuple[Mapping[str, Any], ...] = ()
-    #: How a server was read (transport, protocol version, pages); None for a file.
-    server: Mapping[str, Any] | None = None
-
-    @property
-    def total(self) -> int:
-        """The primary metric: the claude serialization's tokens."""
-        return self.claude
-
-    @property
-    def window_share(self) -> float:
-        """The tools block plus the instructions, as a fraction of the window."""
-        return (self.claude + (self.instructions or 0)) / self.window
-
-    def by_cost(self) -> list[ToolRow]:
-        return sorted(self.tools, key=lambda row: (-row.tokens, row.name))
-
-    def with_findings(
-        self, extra: Sequence[Finding], server: Mapping[str, Any] | None = None
-    ) -> ToolsReport:
-        from dataclasses import replace
-
-        return replace(
-            self,
-            findings=tuple(worst_first([*self.findings, *extra])),
-            server=self.server if server is None else server,
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "kind": "tools",
-            "target": self.target,
-            "source_shape": self.source_shape,
-            "tokenizer": self.tokenizer,
-            "method": self.method,
-            "tools": [row.as_dict() for row in self.tools],
-            "framing": self.framing,
-            "instructions": self.instructions,
-            "totals": {"raw": self.raw, "claude": self.claude, "openai": self.openai},
-            "window": {"size": self.window, "share": round(self.window_share, 6)},
-            "findings": [finding.as_dict("tool") for finding in self.findings],
-            "breakdown": [dict(entry) for entry in self.breakdown],
-            "server": None if self.server is None else dict(self.server),
-        }
-
-
-def _raw_and_openai(tools: Sequence[Tool]) -> tuple[str, str]:
-    """``serialize_raw`` and ``serialize_openai`` at once, serializing each schema once.
-
-    Both embed the same minified schema and description; assembling the elements around
-    them saves a third of weigh's JSON work. tests/test_tools.py proves the texts equal.
-    """
-    raw_parts: list[str] = []
-    openai_parts: list[str] = []
-    for tool in tools:
-        schema = _minified(tool.parameters)
-        description = None if tool.description is None else _string(tool.description)
-        described = "" if description is None else f',"description":{description}'
-        openai_parts.append(
-            f'{{"type":"function","function":{{"name":{_string(tool.name)}{described},'
-            f'"parameters":{schema}}}}}'
-        )
-        raw = tool.raw
-        if not raw or not all(isinstance(key, str) for key in raw):
-            raw_parts.append(_minified(dict(raw) if raw else _mcp_element(tool)))
-            continue
-        pieces = []
-        for key, value in raw.items():
-            if key in _SCHEMA_KEYS and tool.input_schema is not None and value is tool.input_schema:
-                text = schema
-            elif key == "description" and description is not None and value is tool.description:
-                text = description
-            elif type(value) is str:
-                text = _string(value)
-            else:
-                text = _minified(value)
-            pieces.append(f"{_string(key)}:{text}")
-        raw_parts.append("{" + ",".join(pieces) + "}")
-    return "[" + ",".join(raw_parts) + "]", "[" + ",".join(openai_parts) + "]"
-
-
-def _uncached(counter: Counter) -> Callable[[Sequence[str]], list[int]]:
-    """``count_many`` without the shared count cache, for o200k.
-
-    weigh counts each of its strings once, so hashing every long one for the cache costs
-    more than it saves (about 7% of a weigh, bench/weigh.py); the counts are the same.
-    """
-    from pytest_toll.core.tokens import O200kCounter, encoding
-
-    if not isinstance(counter, O200kCounter):
-        return counter.count_many
-    encode = encoding().encode_ordinary
-    return lambda texts: [len(encode(text)) for text in texts]
-
-
-def weigh(
-    tools: Sequence[Tool],
-    *,
-    instructions: str | None = None,
-    target: str = "",
-    source_shape: str = "",
-    window: int = DEFAULT_WINDOW,
-    counter: Counter | None = None,
-    findings: Sequence[Finding] = (),
-    breakdown_top: int = BREAKDOWN_TOP,
-) -> ToolsReport:
-    """Count ``tools`` in the three serializations, per tool, and the instructions.
-
-    ``findings`` are added as given (the quality rules are applied by
-    ``pytest_toll.definitions.source``, which knows the transport's faults too). The
-    ``breakdown_top`` heaviest tools get a ``cost_breakdown``.
-    """
-    from pytest_toll.core.tokens import O200K, TOKENIZER_NAME, O200kCounter
-
-    if window <= 0:
-        raise CouldNotJudge(f"window must be a positive number of tokens, not {window}")
-    counter = counter or O200kCounter()
-    try:
-        schemas = [_claude_json(tool.parameters) for tool in tools]
-        lines = [_claude_line(tool, schema) for tool, schema in zip(tools, schemas)]
-        outputs = [
-            "" if tool.output_schema is None else _claude_json(tool.output_schema) for tool in tools
-        ]
-        raw_text, openai_text = _raw_and_openai(tools)
-    except (TypeError, ValueError) as error:
-        # Tools built in Python may hold what JSON cannot (a set, a date, mixed key types).
-        raise CouldNotJudge(f"{target or 'tools'}: not serializable as JSON: {error}") from None
-    descriptions = [tool.description or "" for tool in tools]
-    count_many = _uncached(counter)
-    line_tokens = count_many(lines)
-    description_tokens = count_many(descriptions)
-    schema_tokens = count_many(schemas)
-    output_tokens = count_many(outputs)
-    claude_total, raw_total, openai_total = count_many([_wrap_claude(lines), raw_text, openai_text])
-    rows = tuple(
-        ToolRow(tool.name, line, description, schema, output)
-        for tool, line, description, schema, output in zip(
-            tools, line_tokens, description_tokens, schema_tokens, output_tokens
-        )
-    )
-    method = counter.method
-    heaviest = sorted(range(len(tools)), key=lambda i: (-line_tokens[i], tools[i].name))
-    breakdown = tuple(
-        cost_breakdown(tools[i], line_tokens[i], counter) for i in heaviest[:breakdown_top]
-    )
-    return ToolsReport(
-        target=target,
-        source_shape=source_shape,
-        tokenizer=TOKENIZER_NAME if method == O200K else method,
-        method=method,
-        tools=rows,
-        framing=claude_total - sum(line_tokens),
-        instructions=None if instructions is None else counter.count(instructions),
-        raw=raw_total,
-        claude=claude_total,
-        openai=openai_total,
-        window=window,
-        findings=tuple(worst_first(findings)),
-        breakdown=breakdown,
-    )

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
 from pytest_toll.core.findings import ERROR, INFO, WARN, Finding, RuleSettings
+from pytest_toll.core.injection import SKILL_PATTERNS, find_injections
 from pytest_toll.skills.records import SKILL_FILE, Skill
 
 #: The rules this module can report (toll.yaml ``rules:`` accepts exactly these and the others).
@@ -47,65 +48,10 @@ _SAYS_WHEN = re.compile(
     re.IGNORECASE,
 )
 
-# Instruction-injection patterns worth a human look (S105, info only): what each means, the
-# words one of which must appear (casefolded) before the pattern is worth searching for, and
-# the pattern. The word check is a plain substring test: it made the scan of a 200-skill
-# catalogue several times faster than running every pattern over every text.
-_INJECTIONS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
-    (
-        "tells the model to ignore its instructions",
-        ("ignore", "disregard", "forget", "override"),
-        re.compile(
-            r"\b(?:ignore|disregard|forget|override)\b[^\n]{0,40}?"
-            r"\b(?:previous|prior|above|earlier|all|system|other|your)\b[^\n]{0,20}?"
-            r"\b(?:instructions?|prompts?|rules|guidelines)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "redefines the model's role",
-        ("you are now", "from now on"),
-        re.compile(r"\b(?:you are now|from now on,? you)\b", re.IGNORECASE),
-    ),
-    ("mentions the system prompt", ("system prompt",), re.compile(r"\bsystem prompt\b", re.I)),
-    (
-        "contains chat-role markup",
-        ("<",),
-        re.compile(r"</?(?:system|instructions?)>|<\|im_(?:start|end)\|>", re.IGNORECASE),
-    ),
-    (
-        "asks to hide something from the user",
-        ("do not", "don't", "never"),
-        re.compile(
-            r"\b(?:do not|don't|never)\b[^\n]{0,30}?\b(?:tell|inform|mention|reveal|show)\b"
-            r"[^\n]{0,20}?\buser\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "pipes a download into a shell",
-        ("curl", "wget"),
-        re.compile(r"\b(?:curl|wget)\b[^\n|]*\|\s*(?:ba|z)?sh\b"),
-    ),
-    (
-        "contains invisible or direction-changing characters",
-        (),
-        re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\U000e0000-\U000e007f]"),
-    ),
-)
-
 
 def injection_hits(text: str) -> list[tuple[str, int]]:
-    """Each injection pattern found in ``text``, with the 1-based line of its first hit."""
-    hits = []
-    folded = text.casefold()
-    for meaning, words, pattern in _INJECTIONS:
-        if words and not any(word in folded for word in words):
-            continue
-        match = pattern.search(text)
-        if match is not None:
-            hits.append((meaning, text.count("\n", 0, match.start()) + 1))
-    return hits
+    """Each S105 injection pattern found in ``text``, with the 1-based line of its first hit."""
+    return [(hit.meaning, hit.line) for hit in find_injections(text, SKILL_PATTERNS)]
 
 
 def check(skills: Sequence[Skill], settings: RuleSettings) -> list[Finding]:

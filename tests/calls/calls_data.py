@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_toll.core import tokens
-from pytest_toll.definitions.tools import normalize_tools, serialize_claude, serialize_openai
+from pytest_toll.definitions.serialize import serialize_claude, serialize_openai
+from pytest_toll.definitions.tools import normalize_tools
 
 count = tokens.count
 

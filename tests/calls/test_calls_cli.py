@@ -9,7 +9,8 @@ from pathlib import Path
 
 from pytest_toll.calls.measuring import measure
 from pytest_toll.core import tokens
-from pytest_toll.definitions.tools import normalize_tools, serialize_claude
+from pytest_toll.definitions.serialize import serialize_claude
+from pytest_toll.definitions.tools import normalize_tools
 
 SERVERS = Path(__file__).parents[1] / "servers"
 TOOLS = [

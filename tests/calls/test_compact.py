@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from pytest_toll.calls.compact import compact_schema, compact_tools
 from pytest_toll.calls.measuring import measure
 from pytest_toll.core.errors import UsageError
-from pytest_toll.definitions.tools import normalize_tools, serialize_openai
+from pytest_toll.definitions.serialize import serialize_openai
+from pytest_toll.definitions.tools import normalize_tools
 
 
 def test_compact_schema_does_exactly_what_it_says() -> None:

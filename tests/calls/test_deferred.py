@@ -7,7 +7,8 @@ from calls_data import count
 
 from pytest_toll.calls.deferred import DEFAULT_META_TOOLS, deferred_tools
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.definitions.tools import normalize_tools, serialize_openai
+from pytest_toll.definitions.serialize import serialize_openai
+from pytest_toll.definitions.tools import normalize_tools
 
 
 def test_deferred_tools_saving() -> None:

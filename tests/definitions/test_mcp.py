@@ -20,7 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.definitions import mcp
+from pytest_toll.definitions.mcp import http as mcp_http
+from pytest_toll.definitions.mcp import listing as mcp_listing
+from pytest_toll.definitions.mcp import stdio as mcp_stdio
 
 SERVERS = Path(__file__).parents[1] / "servers"
 SDK_NAMES = ["read_file", "write_file", "search"]
@@ -34,7 +36,7 @@ def raw(*args: str) -> list[str]:
     return [sys.executable, str(SERVERS / "raw_server.py"), *args]
 
 
-def names(listing: mcp.Listing) -> list[str]:
+def names(listing: mcp_listing.Listing) -> list[str]:
     return [str(tool["name"]) for tool in listing.tools]
 
 
@@ -56,7 +58,7 @@ def sdk_oracle(*args: str) -> list[dict[str, Any]]:
 
 
 def test_stdio_lists_what_the_sdk_serves_through_every_page() -> None:
-    listing = mcp.list_stdio(sdk("--page-size", "2", "--extra", "5"), timeout=20)
+    listing = mcp_stdio.list_stdio(sdk("--page-size", "2", "--extra", "5"), timeout=20)
     extras = ["extra_000", "extra_001", "extra_002", "extra_003", "extra_004"]
     assert names(listing) == [*SDK_NAMES, *extras]
     assert [dict(tool) for tool in listing.tools] == sdk_oracle("--extra", "5")
@@ -77,7 +79,7 @@ def test_stdio_lists_what_the_sdk_serves_through_every_page() -> None:
 
 
 def test_noise_between_answers_is_collected() -> None:
-    listing = mcp.list_stdio(raw("noise"), timeout=10)
+    listing = mcp_stdio.list_stdio(raw("noise"), timeout=10)
     assert names(listing) == ["ping"]
     assert listing.protocol_version == "2025-06-18"
     # Two requests, each preceded by a non-JSON line and a JSON value that is not JSON-RPC;
@@ -104,7 +106,7 @@ def test_a_hang_times_out_and_the_whole_process_group_is_killed(tmp_path: Path) 
     pid_file = tmp_path / "child.pid"
     started = time.monotonic()
     with pytest.raises(CouldNotJudge) as caught:
-        mcp.list_stdio(raw("hang", str(pid_file)), timeout=1.0)
+        mcp_stdio.list_stdio(raw("hang", str(pid_file)), timeout=1.0)
     elapsed = time.monotonic() - started
     message = str(caught.value)
     assert "raw_server.py hang" in message
@@ -123,7 +125,7 @@ def test_a_hang_times_out_and_the_whole_process_group_is_killed(tmp_path: Path) 
 
 def test_a_server_that_dies_shows_its_exit_code_and_stderr() -> None:
     with pytest.raises(CouldNotJudge) as caught:
-        mcp.list_stdio(raw("die"), timeout=10)
+        mcp_stdio.list_stdio(raw("die"), timeout=10)
     message = str(caught.value)
     assert message.endswith(
         "raw_server.py die: exited with code 3 before answering (initialize)\n"
@@ -133,8 +135,8 @@ def test_a_server_that_dies_shows_its_exit_code_and_stderr() -> None:
 
 
 def test_a_json_rpc_error_is_reported_with_code_and_message() -> None:
-    with pytest.raises(mcp.RpcError) as caught:
-        mcp.list_stdio(sdk("--fail-list"), timeout=20)
+    with pytest.raises(mcp_listing.RpcError) as caught:
+        mcp_stdio.list_stdio(sdk("--fail-list"), timeout=20)
     assert caught.value.code == -32603
     assert "tools/list failed: JSON-RPC error -32603: tool registry unavailable" in str(
         caught.value
@@ -144,42 +146,44 @@ def test_a_json_rpc_error_is_reported_with_code_and_message() -> None:
 
 def test_a_repeated_cursor_is_a_loop() -> None:
     with pytest.raises(CouldNotJudge, match=r"tools/list page 2: nextCursor same was already"):
-        mcp.list_stdio(sdk("--page-size", "1", "--loop-cursor"), timeout=20)
+        mcp_stdio.list_stdio(sdk("--page-size", "1", "--loop-cursor"), timeout=20)
 
 
 def test_a_result_that_is_not_a_tools_list() -> None:
     with pytest.raises(
         CouldNotJudge, match=r"tools/list page 1: result is not a tools list: \{\"items\": \[\]\}"
     ):
-        mcp.list_stdio(raw("not-a-list"), timeout=10)
+        mcp_stdio.list_stdio(raw("not-a-list"), timeout=10)
 
 
 def test_a_2026_server_without_initialize_gets_a_bare_tools_list() -> None:
-    listing = mcp.list_stdio(raw("bare"), timeout=10)
+    listing = mcp_stdio.list_stdio(raw("bare"), timeout=10)
     assert names(listing) == ["ping"]
     assert listing.protocol_version == "2026-07-28"
     assert listing.instructions is None
 
 
 def test_the_sdk_refusing_initialize_is_asked_the_2026_way() -> None:
-    listing = mcp.list_stdio(sdk("--modern-only"), timeout=20)
+    listing = mcp_stdio.list_stdio(sdk("--modern-only"), timeout=20)
     assert names(listing) == SDK_NAMES
     assert listing.protocol_version == "2026-07-28"
     assert [dict(tool) for tool in listing.tools] == sdk_oracle()
 
 
 def test_env_and_cwd_reach_the_server(tmp_path: Path) -> None:
-    listing = mcp.list_stdio(raw("env"), env={"TOLL_TEST_VALUE": "42"}, cwd=tmp_path, timeout=10)
+    listing = mcp_stdio.list_stdio(
+        raw("env"), env={"TOLL_TEST_VALUE": "42"}, cwd=tmp_path, timeout=10
+    )
     assert listing.tools[0]["description"] == f"42 in {tmp_path}"
 
 
 def test_a_missing_command_and_a_bad_timeout() -> None:
     with pytest.raises(CouldNotJudge, match=r"command not found: no-such-toll-server$"):
-        mcp.list_stdio(["no-such-toll-server", "--flag"])
+        mcp_stdio.list_stdio(["no-such-toll-server", "--flag"])
     with pytest.raises(CouldNotJudge, match="timeout must be a positive number"):
-        mcp.list_stdio(sdk(), timeout=0)
+        mcp_stdio.list_stdio(sdk(), timeout=0)
     with pytest.raises(CouldNotJudge, match="no server command given"):
-        mcp.list_stdio([])
+        mcp_stdio.list_stdio([])
 
 
 # --- streamable HTTP --------------------------------------------------------------------
@@ -214,16 +218,20 @@ def json_server() -> Iterator[str]:
 
 
 def test_http_event_stream_answers_with_session(sse_server: str) -> None:
-    listing = mcp.list_http(sse_server, timeout=20)
+    listing = mcp_http.list_http(sse_server, timeout=20)
     assert names(listing) == SDK_NAMES
     assert (listing.transport, listing.protocol_version, listing.pages) == ("http", "2025-11-25", 2)
     assert listing.instructions is not None
     assert [dict(tool) for tool in listing.tools] == sdk_oracle()
-    session = mcp.HttpSession(sse_server, deadline=time.monotonic() + 20, timeout=20)
+    session = mcp_http.HttpSession(sse_server, deadline=time.monotonic() + 20, timeout=20)
     try:
         session.request(
             "initialize",
-            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": mcp.CLIENT_INFO},
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": mcp_listing.CLIENT_INFO,
+            },
         )
         assert session.session_id
         session.protocol_version = "2025-06-18"
@@ -236,24 +244,26 @@ def test_http_event_stream_answers_with_session(sse_server: str) -> None:
 
 
 def test_http_2026_requests_carry_the_envelope(sse_server: str) -> None:
-    listing = mcp.list_http(sse_server, timeout=20, modern_only=True)
+    listing = mcp_http.list_http(sse_server, timeout=20, modern_only=True)
     assert names(listing) == SDK_NAMES
     assert listing.protocol_version == "2026-07-28"
 
 
 def test_http_json_answers_and_headers_never_printed(json_server: str) -> None:
     with pytest.raises(CouldNotJudge) as caught:
-        mcp.list_http(json_server, timeout=20)
+        mcp_http.list_http(json_server, timeout=20)
     assert str(caught.value) == (
         f"{json_server}: HTTP 401 to initialize (the server wants credentials: pass them with "
         "--header or headers:): missing credentials"
     )
     with pytest.raises(CouldNotJudge) as caught:
-        mcp.list_http(json_server, headers={"Authorization": "Bearer wrong"}, timeout=20)
+        mcp_http.list_http(json_server, headers={"Authorization": "Bearer wrong"}, timeout=20)
     assert "wrong" not in str(caught.value)
-    listing = mcp.list_http(json_server, headers={"Authorization": "Bearer s3cret"}, timeout=20)
+    listing = mcp_http.list_http(
+        json_server, headers={"Authorization": "Bearer s3cret"}, timeout=20
+    )
     assert names(listing) == SDK_NAMES
-    session = mcp.HttpSession(
+    session = mcp_http.HttpSession(
         json_server,
         deadline=time.monotonic() + 20,
         timeout=20,
@@ -262,7 +272,11 @@ def test_http_json_answers_and_headers_never_printed(json_server: str) -> None:
     try:
         session.request(
             "initialize",
-            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": mcp.CLIENT_INFO},
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": mcp_listing.CLIENT_INFO,
+            },
         )
         assert session.content_types == ["application/json"]
     finally:
@@ -275,9 +289,9 @@ def test_http_refused_connection_names_the_url() -> None:
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}/mcp"
     with pytest.raises(CouldNotJudge, match=rf"^{url}: initialize failed: ConnectError"):
-        mcp.list_http(url, timeout=5)
+        mcp_http.list_http(url, timeout=5)
     with pytest.raises(CouldNotJudge, match="not an http:// or https:// URL"):
-        mcp.list_http("ftp://127.0.0.1/mcp")
+        mcp_http.list_http("ftp://127.0.0.1/mcp")
 
 
 def test_http_silence_times_out() -> None:
@@ -301,7 +315,7 @@ def test_http_silence_times_out() -> None:
         with pytest.raises(
             CouldNotJudge, match=rf"^{url}: no answer to initialize within the 0.5s timeout$"
         ):
-            mcp.list_http(url, timeout=0.5)
+            mcp_http.list_http(url, timeout=0.5)
     finally:
         listener.close()
         for connection in accepted:
@@ -328,7 +342,7 @@ def test_iter_sse_follows_the_event_stream_rules() -> None:
         "",
         "data: left open at the end",
     ]
-    assert list(mcp.iter_sse(lines)) == [
+    assert list(mcp_http.iter_sse(lines)) == [
         ("message", "{\n two spaces keep one"),
         ("ping", "x"),
         ("message", ""),
@@ -341,11 +355,11 @@ def test_iter_sse_follows_the_event_stream_rules() -> None:
     st.lists(st.text(alphabet=st.characters(exclude_characters="\r\n"), max_size=30), max_size=30)
 )
 def test_iter_sse_never_crashes_and_round_trips_data(lines: list[str]) -> None:
-    events = list(mcp.iter_sse(lines))
+    events = list(mcp_http.iter_sse(lines))
     assert all(isinstance(event, str) and isinstance(data, str) for event, data in events)
     payloads = [line for line in lines if "\n" not in line]
     stream = [f"data: {payload}" for payload in payloads]
-    stream_events = list(mcp.iter_sse([item for line in stream for item in (line, "")]))
+    stream_events = list(mcp_http.iter_sse([item for line in stream for item in (line, "")]))
     assert stream_events == [("message", payload) for payload in payloads]
 
 
@@ -428,7 +442,7 @@ def test_http_carries_session_and_protocol_headers() -> None:
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
     try:
-        listing = mcp.list_http(url, headers={"X-Api-Key": "k"}, timeout=10)
+        listing = mcp_http.list_http(url, headers={"X-Api-Key": "k"}, timeout=10)
     finally:
         server.shutdown()
         server.server_close()
@@ -500,7 +514,7 @@ def test_http_redirects_are_named_not_followed() -> None:
     url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
     try:
         with pytest.raises(CouldNotJudge) as caught:
-            mcp.list_http(url, headers={"Authorization": "Bearer s3cret"}, timeout=10)
+            mcp_http.list_http(url, headers={"Authorization": "Bearer s3cret"}, timeout=10)
     finally:
         server.shutdown()
         server.server_close()

@@ -6,7 +6,8 @@ import pytest
 
 from pytest_toll.core.findings import Finding, RuleSettings
 from pytest_toll.definitions import rules
-from pytest_toll.definitions.tools import Tool, normalize_tools, weigh
+from pytest_toll.definitions.tools import Tool, normalize_tools
+from pytest_toll.definitions.weigh import weigh
 
 GOOD_DESCRIPTION = (
     "Read a UTF-8 text file. Use this when you need the current text of a file before "

@@ -1,380 +1,127 @@
-"""weigh_source, `toll weigh` and `toll diff`, end to end."""
+"""Weighing a tools list: exact counts per serialization and per tool, and the report."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tool_samples import MCP_TOOLS, tool_records
 
-from pytest_toll.cli import main
-from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.core.findings import RuleSettings
-from pytest_toll.definitions.source import diff_reports, expand_headers, weigh_source
-
-SERVERS = Path(__file__).parents[1] / "servers"
-GOOD = (
-    "Read a UTF-8 text file. Use this when you need the current text of a file before "
-    "editing it. Returns the file's contents."
+from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.definitions.serialize import (
+    claude_line,
+    serialize_claude,
+    serialize_openai,
+    serialize_raw,
 )
+from pytest_toll.definitions.tools import Tool, normalize_tools
+from pytest_toll.definitions.weigh import weigh
 
 
-def sdk(*args: str) -> list[str]:
-    return [sys.executable, str(SERVERS / "sdk_server.py"), *args]
-
-
-def write_tools(path: Path, tools: list[dict[str, Any]]) -> Path:
-    path.write_text(json.dumps(tools))
-    return path
-
-
-def read_file_tool(description: str | None = GOOD, **extra: Any) -> dict[str, Any]:
-    element: dict[str, Any] = {
-        "name": "read_file",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "relative path"}},
-        },
-        "annotations": {"readOnlyHint": True},
-        **extra,
-    }
-    if description is not None:
-        element["description"] = description
-    return element
-
-
-# --- weigh_source -----------------------------------------------------------------------
-
-
-def test_a_file_is_weighed_and_judged(tmp_path: Path) -> None:
-    file = write_tools(tmp_path / "tools.json", [read_file_tool(), {"name": "drop_table"}])
-    report = weigh_source(tools_file=file)
-    assert report.target == str(file)
-    assert report.source_shape == "mcp"
-    assert report.server is None
-    assert [row.name for row in report.tools] == ["read_file", "drop_table"]
-    assert [(f.rule, f.severity, f.subject) for f in report.findings] == [
-        ("E121", "error", "drop_table"),
-        ("E123", "warn", "drop_table"),
-    ]
-    quiet = weigh_source(
-        tools_file=file, settings=RuleSettings({"E121": "off", "E123": "info"}), window=1000
+def test_weigh_exact_counts(reference_o200k: Any) -> None:
+    tools, shape = normalize_tools({"tools": MCP_TOOLS})
+    assert shape == "mcp tools/list result"
+    report = weigh(
+        tools, instructions="Use read_file for files.", target="demo", source_shape=shape
     )
-    assert [(f.rule, f.severity) for f in quiet.findings] == [("E123", "info")]
-    assert quiet.as_dict()["window"] == {"size": 1000, "share": quiet.claude / 1000}
-
-
-def test_a_server_with_changing_order_and_noise(tmp_path: Path) -> None:
-    report = weigh_source(
-        command=sdk("--order-state", str(tmp_path / "starts"), "--noise"),
-        check_order=True,
-        timeout=20,
-    )
-    rules = {(f.rule, f.severity): f for f in report.findings}
-    assert rules[("E112", "warn")].message == (
-        "two fresh connections listed the order differs from position 1: 'read_file' then 'search'"
-    )
-    # Both connections printed the banner.
-    assert rules[("E116", "error")].message.startswith("wrote 2 non-JSON-RPC lines to stdout")
-    assert report.server == {
-        "transport": "stdio",
-        "protocol_version": "2025-11-25",
-        "name": "toll-test-server",
-        "pages": 1,
-    }
-    assert report.instructions == 15
-    assert report.source_shape == "mcp tools/list result"
-
-
-@pytest.fixture(scope="module")
-def guarded_http() -> Iterator[str]:
-    process = subprocess.Popen(
-        sdk("--http", "--expect-header", "Authorization=Bearer s3cret"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    port = process.stdout.readline().strip()
-    yield f"http://127.0.0.1:{port}/mcp"
-    process.terminate()
-    process.communicate(timeout=10)
-
-
-def test_http_headers_come_from_the_environment(
-    guarded_http: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("TOLL_TEST_TOKEN", "s3cret")
-    report = weigh_source(
-        url=guarded_http, headers={"Authorization": "Bearer ${TOLL_TEST_TOKEN}"}, timeout=20
-    )
-    assert [row.name for row in report.tools] == ["read_file", "write_file", "search"]
-    assert report.server is not None and report.server["transport"] == "http"
-    monkeypatch.delenv("TOLL_TEST_TOKEN")
-    with pytest.raises(
-        UsageError, match=r"^header Authorization: environment variable TOLL_TEST_TOKEN is not set$"
-    ):
-        weigh_source(url=guarded_http, headers={"Authorization": "Bearer ${TOLL_TEST_TOKEN}"})
-
-
-def test_expand_headers() -> None:
-    assert expand_headers({"A": "x ${B} ${C}", "D": "$E"}, {"B": "1", "C": "2"}) == {
-        "A": "x 1 2",
-        "D": "$E",
-    }
-
-
-def test_usage_errors(tmp_path: Path) -> None:
-    file = write_tools(tmp_path / "t.json", [])
-    with pytest.raises(UsageError, match=r"give exactly one source of tools: .*$"):
-        weigh_source()
-    with pytest.raises(UsageError, match=r"\(got command and tools\)"):
-        weigh_source(command=["x"], tools_file=file)
-    with pytest.raises(UsageError, match="--check-order needs a server"):
-        weigh_source(tools_file=file, check_order=True)
-    with pytest.raises(UsageError, match="window must be a positive"):
-        weigh_source(tools_file=file, window=0)
-
-
-# --- toll weigh -------------------------------------------------------------------------
-
-
-def toll(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def test_toll_weigh_json_is_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    file = write_tools(tmp_path / "tools.json", [read_file_tool()])
-    code, out, _ = toll(capsys, "weigh", "--tools", str(file), "--json")
-    assert code == 0
-    data = json.loads(out)
-    assert data == weigh_source(tools_file=file).as_dict()
-    assert list(data)[:12] == [
-        "kind",
-        "target",
-        "source_shape",
-        "tokenizer",
-        "method",
-        "tools",
-        "framing",
-        "instructions",
-        "totals",
-        "window",
-        "findings",
-        "breakdown",
-    ]
-    assert data["tools"] == [
-        {
-            "name": "read_file",
-            "tokens": 69,
-            "description_tokens": 29,
-            "schema_tokens": 26,
-            "output_schema_tokens": 0,
-        }
-    ]
-    assert data["totals"] == {"raw": 68, "claude": 79, "openai": 65}
-    assert data["framing"] == 10
-
-
-def test_toll_weigh_human_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    file = write_tools(
-        tmp_path / "tools.json", [read_file_tool(), read_file_tool(None, name="list_dir")]
-    )
-    code, out, _ = toll(capsys, "weigh", "--tools", str(file))
-    assert code == 1  # E121 is an error
-    lines = out.splitlines()
-    assert lines[0] == f"toll weigh: {file}"
-    assert lines[1] == "  2 tools · shape: mcp"
-    assert lines[3] == "tokens   descr  schema  output  tool  (o200k tokens)"
-    assert lines[4].split() == ["69", "29", "26", "-", "read_file"]
-    assert lines[5].split() == ["36", "0", "26", "-", "list_dir"]
-    assert lines[6].split()[0] == "14"
-    assert lines[8] == "   119  total, claude serialization (o200k)"
-    assert "totals (o200k): claude 119 · openai 97 · raw 103" in lines
-    assert (
-        "window: ~0.012% of a 1,000,000-token window (claude total + instructions, o200k; "
-        "shown, never graded)"
-    ) in lines
-    assert lines[-1] == (
-        "  E121 error list_dir: has no description — say what the tool does, when to use it "
-        "and what it returns"
-    )
-    code, out, _ = toll(capsys, "weigh", "--tools", str(file), "--rule", "E121=warn")
-    assert code == 0
-
-
-def test_toll_weigh_a_stdio_server_after_double_dash(capsys: pytest.CaptureFixture[str]) -> None:
-    raw = [sys.executable, str(SERVERS / "raw_server.py"), "noise"]
-    code, out, _ = toll(capsys, "weigh", "--timeout", "20", "--", *raw)
-    assert code == 1  # E116: the server prints debug lines on stdout
-    assert "  stdio, protocol 2025-06-18, 1 page · 1 tool · shape: mcp tools/list result" in out
-    assert (
-        "  E116 error wrote 4 non-JSON-RPC lines to stdout, first: 'DEBUG: handling initialize'"
-        in out
-    )
-
-
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["--env", "NOVALUE"], "toll: error: --env takes KEY=VALUE, got 'NOVALUE'…"),
-        (["--header", "=secret"], "toll: error: --header takes KEY=VALUE, got ''…"),
-        (["--rule", "E121=loud"], "--rule/--limit.E121: severity must be one of"),
-        (["--limit", "tool_tokens=lots"], "--limit tool_tokens: must be a number, not 'lots'"),
-        (["--limit", "tool_tokenz=5"], "--rule/--limit.tool_tokenz: unknown threshold"),
-        (["--rule", "E999=off"], "--rule/--limit.E999: unknown rule (expected one of: E112,"),
-        (["--env", "A=1", "--tools", "x.json"], "--env applies to a stdio server"),
-        (["--header", "A=1", "--tools", "x.json"], "--header applies to --url"),
-        ([], "give exactly one source of tools"),
-        (["--tools", "missing.json"], "toll: error: missing.json: no such file"),
-    ],
-)
-def test_toll_weigh_cannot_judge(
-    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = toll(capsys, "weigh", *argv)
-    assert code == 2
-    assert message in err
-    assert "secret" not in err
-    assert out == ""
-
-
-def test_toll_weigh_a_dead_server_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    raw = [sys.executable, str(SERVERS / "raw_server.py"), "die"]
-    code, _, err = toll(capsys, "weigh", "--", *raw)
-    assert code == 2
-    assert "exited with code 3 before answering (initialize)" in err
-    assert "  | fatal: DATABASE_URL is not set" in err
-
-
-# --- diff -------------------------------------------------------------------------------
-
-
-def report(total: int, tools: dict[str, int], tokenizer: str = "o200k_base") -> dict[str, Any]:
-    return {
+    reference = reference_o200k.encode_ordinary
+    assert report.claude == len(reference(serialize_claude(tools)))
+    assert report.raw == len(reference(serialize_raw(tools)))
+    assert report.openai == len(reference(serialize_openai(tools)))
+    assert [row.tokens for row in report.tools] == [len(reference(claude_line(t))) for t in tools]
+    assert report.instructions == len(reference("Use read_file for files."))
+    data = report.as_dict()
+    assert data == {
         "kind": "tools",
-        "target": "t",
-        "tokenizer": tokenizer,
-        "tools": [{"name": name, "tokens": tokens} for name, tokens in tools.items()],
-        "totals": {"claude": total},
-    }
-
-
-BEFORE = report(1000, {"a": 100, "b": 300, "c": 50, "d": 10})
-AFTER = report(1150, {"a": 100, "b": 260, "c": 90, "e": 200})
-
-
-def test_diff_reports_sorted_by_size_of_change() -> None:
-    diff = diff_reports(BEFORE, AFTER)
-    assert diff.as_dict() == {
-        "kind": "tools-diff",
-        "before_target": "t",
-        "after_target": "t",
+        "target": "demo",
+        "source_shape": "mcp tools/list result",
         "tokenizer": "o200k_base",
-        "total": {"before": 1000, "after": 1150, "delta": 150, "percent": 15.0},
-        "changes": [
-            {"name": "e", "change": "added", "before": 0, "after": 200, "delta": 200},
-            {"name": "b", "change": "shrunk", "before": 300, "after": 260, "delta": -40},
-            {"name": "c", "change": "grown", "before": 50, "after": 90, "delta": 40},
-            {"name": "d", "change": "removed", "before": 10, "after": 0, "delta": -10},
+        "method": "o200k",
+        "tools": [
+            {
+                "name": "read_file",
+                "tokens": 51,
+                "description_tokens": 4,
+                "schema_tokens": 33,
+                "output_schema_tokens": 0,
+            },
+            {
+                "name": "ping",
+                "tokens": 21,
+                "description_tokens": 0,
+                "schema_tokens": 11,
+                "output_schema_tokens": 0,
+            },
         ],
-        "unchanged": 1,
+        "framing": 14,
+        "instructions": 6,
+        "totals": {"raw": 53, "claude": 86, "openai": 67},
+        "window": {"size": 1_000_000, "share": 9.2e-05},
+        "findings": [],
+        "breakdown": [
+            {
+                "tool": "read_file",
+                "tokens": 51,
+                "parts": {
+                    "description": 4,
+                    "parameter_descriptions": 4,
+                    "enums": 0,
+                    "titles": 0,
+                    "defs": 0,
+                    "structure": 43,
+                },
+                "largest": "structure",
+            },
+            {
+                "tool": "ping",
+                "tokens": 21,
+                "parts": {
+                    "description": 0,
+                    "parameter_descriptions": 0,
+                    "enums": 0,
+                    "titles": 0,
+                    "defs": 0,
+                    "structure": 21,
+                },
+                "largest": "structure",
+            },
+        ],
+        "server": None,
     }
-    assert diff.render() == (
-        "tools total (claude, o200k_base): 1,000 → 1,150 (+150 tok, +15.0%)\n"
-        "  +200  added    e  (0 → 200)\n"
-        "   -40  shrunk   b  (300 → 260)\n"
-        "   +40  grown    c  (50 → 90)\n"
-        "   -10  removed  d  (10 → 0)\n"
-        "  1 tool(s) unchanged"
+    assert sum(row["tokens"] for row in data["tools"]) + data["framing"] == data["totals"]["claude"]
+    assert [row.name for row in report.by_cost()] == ["read_file", "ping"]
+
+
+def test_weigh_counts_output_schema_and_empty_list() -> None:
+    tools, _ = normalize_tools(
+        [{"name": "t", "description": "d", "outputSchema": {"type": "object"}}]
     )
+    row = weigh(tools).tools[0]
+    assert (row.tokens, row.schema_tokens, row.output_schema_tokens) == (27, 11, 6)
+    empty = weigh([])
+    assert empty.tools == ()
+    assert empty.framing == empty.claude > 0
+    assert empty.instructions is None
 
 
-def test_diff_reports_refuses_what_it_cannot_compare() -> None:
-    with pytest.raises(CouldNotJudge, match=r"^after: not a tools report \(kind 'call'\)$"):
-        diff_reports(BEFORE, {"kind": "call"})
-    with pytest.raises(CouldNotJudge, match="the counts are not comparable"):
-        diff_reports(BEFORE, report(1, {}, tokenizer="estimate"))
-    with pytest.raises(CouldNotJudge, match=r"^b\.json: tools\[0\] needs a string 'name'"):
-        diff_reports(BEFORE, {**AFTER, "tools": [{"tokens": 1}]}, after_name="b.json")
-    with pytest.raises(CouldNotJudge, match=r"totals\.claude must be an integer"):
-        diff_reports(BEFORE, {**AFTER, "totals": {}})
+def test_weigh_rejects_a_zero_window() -> None:
+    with pytest.raises(CouldNotJudge, match="window must be a positive number"):
+        weigh([], window=0)
 
 
-def test_toll_diff_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    before = tmp_path / "before.json"
-    after = tmp_path / "after.json"
-    before.write_text(json.dumps(BEFORE))
-    after.write_text(json.dumps(AFTER))
-    code, out, _ = toll(capsys, "diff", str(before), str(after))
-    assert code == 0
-    assert out.startswith("tools total (claude, o200k_base): 1,000 → 1,150")
-    code, out, _ = toll(capsys, "diff", str(before), str(after), "--allow-increase", "10")
-    assert code == 1
-    assert out.splitlines()[-1] == "gate: FAIL — total changed +15.0%, allowed +10%"
-    code, out, _ = toll(capsys, "diff", str(before), str(after), "--allow-increase", "15", "--json")
-    assert code == 0
-    assert json.loads(out)["gate"] == {"allow_increase": 15.0, "passed": True}
-    code, _, _ = toll(capsys, "diff", str(after), str(before), "--allow-increase", "0")
-    assert code == 0  # a shrink always passes
-
-
-def test_toll_diff_cannot_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    tools = tmp_path / "tools.json"
-    tools.write_text(json.dumps(BEFORE))
-    other = tmp_path / "other.json"
-    other.write_text(json.dumps({"kind": "skills"}))
-    broken = tmp_path / "broken.json"
-    broken.write_text("{\n  nope")
-    cases = [
-        ([str(tools), str(other)], "is a 'tools' report but"),
-        ([str(other), str(other)], "cannot diff reports of kind 'skills' (known: "),
-        ([str(tools), str(broken)], "broken.json:2:3: not valid JSON"),
-        ([str(tools), str(tools), "--allow-increase", "-1"], "must be a non-negative percent"),
-    ]
-    for argv, message in cases:
-        code, _, err = toll(capsys, "diff", *argv)
-        assert (code, message in err) == (2, True), err
-
-
-def test_weigh_json_round_trips_through_diff(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(tool_records, max_size=6), st.none() | st.text(max_size=40))
+def test_rows_plus_framing_equal_the_claude_total(
+    tools: list[Tool], instructions: str | None
 ) -> None:
-    small = write_tools(tmp_path / "small.json", [read_file_tool()])
-    big = write_tools(
-        tmp_path / "big.json", [read_file_tool(GOOD * 3), read_file_tool(name="read_dir")]
-    )
-    outputs = []
-    for file in (small, big):
-        _, out, _ = toll(capsys, "weigh", "--tools", str(file), "--json")
-        path = tmp_path / f"{file.stem}.report.json"
-        path.write_text(out)
-        outputs.append(str(path))
-    code, out, _ = toll(capsys, "diff", *outputs, "--json")
-    assert code == 0
-    changes = json.loads(out)["changes"]
-    assert [(c["name"], c["change"]) for c in changes] == [
-        ("read_dir", "added"),
-        ("read_file", "grown"),
-    ]
+    report = weigh(tools, instructions=instructions)
+    assert sum(row.tokens for row in report.tools) + report.framing == report.claude
+    assert [row.name for row in report.tools] == [tool.name for tool in tools]
+    assert report.claude == weigh(tools).claude
 
 
-def test_ledger_style_values_are_checked_and_coerced(tmp_path: Path) -> None:
-    raw = [sys.executable, str(SERVERS / "raw_server.py"), "env"]
-    report = weigh_source(command=raw, env={"TOLL_TEST_VALUE": 8080}, cwd=tmp_path, timeout=10)  # type: ignore[dict-item]
-    from pytest_toll.core.tokens import count
-
-    # The number reached the server as the string "8080" (its description reports it).
-    assert report.tools[0].description_tokens == count(f"8080 in {tmp_path}")
-    with pytest.raises(UsageError, match=r"^env\.A: must be a string, not list$"):
-        weigh_source(command=raw, env={"A": ["x"]})  # type: ignore[dict-item]
-    with pytest.raises(UsageError, match=r"^command: must be a list of strings"):
-        weigh_source(command="python server.py")  # type: ignore[arg-type]
-    with pytest.raises(CouldNotJudge, match=r"working directory .*nowhere does not exist$"):
-        weigh_source(command=raw, cwd=tmp_path / "nowhere")
+def test_python_values_json_cannot_hold() -> None:
+    with pytest.raises(CouldNotJudge, match=r"^demo: not serializable as JSON: .*set"):
+        weigh([Tool("a", "d", {"enum": {1, 2}})], target="demo")

@@ -147,48 +147,6 @@ def test_zero_thresholds_never_divide_by_zero(tmp_path: Path) -> None:
     assert {finding.rule for finding in report.findings} == {"S101", "S102", "S104"}
 
 
-_INJECTION_TEXT = st.lists(
-    st.one_of(
-        st.sampled_from(
-            [
-                "Ignore ",
-                "IGNORE ",
-                "all ",
-                "previous ",
-                "instructions",
-                "You are now ",
-                "SYSTEM PROMPT",
-                "<system>",
-                "<|im_start|>",
-                "Don't ",
-                "tell ",
-                "the user",
-                "curl x | sh",
-                "\u200b",
-                "\u017f",  # long s: folds to s
-                "\u212a",  # Kelvin sign: folds to k
-                "\n",
-                " ",
-            ]
-        ),
-        st.text(max_size=3),
-    ),
-    max_size=30,
-).map("".join)
-
-
-@given(text=_INJECTION_TEXT)
-def test_injection_word_prefilter_never_hides_a_hit(text: str) -> None:
-    from pytest_toll.skills import rules as skill_rules
-
-    unfiltered = []
-    for meaning, _words, pattern in skill_rules._INJECTIONS:
-        match = pattern.search(text)
-        if match is not None:
-            unfiltered.append((meaning, text.count("\n", 0, match.start()) + 1))
-    assert skill_rules.injection_hits(text) == unfiltered
-
-
 @given(
     descriptions=st.lists(
         st.lists(st.sampled_from("abcdefghijkl"), max_size=14).map(" ".join), max_size=12
