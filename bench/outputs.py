@@ -16,15 +16,22 @@ import json
 import os
 import time
 from collections.abc import Callable
-from typing import Any
 
 from pytest_toll.report import github, markdown, outputs, sarif
-from pytest_toll.report.model import EntryResult, PartResult, SessionReport
+from pytest_toll.report.model import EntryResult, Outcome, PartResult, ReportDict, SessionReport
 
-OUTCOMES = ("passed", "passed", "passed", "improved", "regressed", "over_budget", "new")
+OUTCOMES: tuple[Outcome, ...] = (
+    "passed",
+    "passed",
+    "passed",
+    "improved",
+    "regressed",
+    "over_budget",
+    "new",
+)
 
 
-def make_report(entries: int, parts: int) -> dict[str, Any]:
+def make_report(entries: int, parts: int) -> ReportDict:
     report = SessionReport(ledger="toll.yaml", window=1_000_000, tolerance=0)
     report.add(
         EntryResult(

@@ -176,11 +176,12 @@ def generate(root: Path, megabytes: float, files: int, texts_out: Path, seed: in
                         "gitBranch": "main",
                         "userType": "external",
                     }
-                    text_block = {
+                    text_block: dict[str, object] = {
                         "type": "text",
                         "text": " ".join(rng.choice(PROSE) for _ in range(rng.randint(5, 40))),
                     }
-                    for block in [text_block] + [
+                    block: dict[str, object]
+                    tool_blocks: list[dict[str, object]] = [
                         {
                             "type": "tool_use",
                             "id": f"toolu_{number}_{turn}_{index}",
@@ -188,7 +189,8 @@ def generate(root: Path, megabytes: float, files: int, texts_out: Path, seed: in
                             "input": arguments,
                         }
                         for index, (tool, arguments, _, _) in enumerate(calls)
-                    ]:
+                    ]
+                    for block in [text_block, *tool_blocks]:
                         message = {
                             "id": message_id,
                             "type": "message",

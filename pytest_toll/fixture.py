@@ -64,7 +64,7 @@ class Toll:
         methods = {record.method for record in self.records}
         if len(methods) == 1:
             return methods.pop()
-        return "mixed" if methods else "o200k"
+        return "mixed" if methods else O200K
 
     def parts(self) -> dict[str, int]:
         """Per-record tokens, keyed by name (a repeated name gets ``#2``, ``#3``…)."""
@@ -104,7 +104,7 @@ class Toll:
         """Measure a skill (or a directory of skills); records metadata + body + references."""
         report = measure_skills(Path(path), window=self.window)
         levels = skill_levels(report, str(path))
-        method = str(getattr(report, "method", "o200k"))
+        method = str(getattr(report, "method", O200K))
         self._record(name or Path(path).name, "skills", sum(levels.values()), method)
         return report
 
@@ -126,7 +126,7 @@ class Toll:
         """The tolls under ``roots`` (``pytest_toll.transcripts.scan.scan``); records the ok tool-result
         tokens they paid. No transcripts or no tool calls is CouldNotJudge, never zero."""
         report = scan_tolls([Path(root) for root in roots], ReadOptions(**scan))
-        self._record(name or "transcripts", "transcripts", int(report.ok_tokens), "o200k")
+        self._record(name or "transcripts", "transcripts", int(report.ok_tokens), O200K)
         return report
 
 

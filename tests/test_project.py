@@ -26,7 +26,9 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert readme_commands()[1] in ci.splitlines()
     assert "set -euo pipefail" in ci
-    assert "ruff check" in ci and "mypy pytest_toll" in ci
+    assert "ruff check" in ci and "ruff format --check" in ci
+    # mypy with no arguments checks what pyproject names: the package, tests and bench.
+    assert ".venv/bin/mypy\n" in ci
 
 
 def test_vocabulary_and_type_marker_ship_as_package_data() -> None:

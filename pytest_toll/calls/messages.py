@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.errors import CouldNotJudge, describe_type
 
 PROBE_MESSAGE: dict[str, Any] = {"role": "user", "content": "."}
 #: What joins the texts of a call (its parts, and its messages) for counting.
@@ -33,10 +33,6 @@ class Conversation:
     probe: bool
 
 
-def _kind(value: object) -> str:
-    return "null" if value is None else type(value).__name__
-
-
 def _text_of(content: object, where: str) -> str:
     """The text of a system content: a string, or text parts / blocks joined by newlines."""
     if isinstance(content, str):
@@ -48,7 +44,9 @@ def _text_of(content: object, where: str) -> str:
                 raise CouldNotJudge(f"{where}[{index}]: expected a text part")
             texts.append(part["text"])
         return "\n".join(texts)
-    raise CouldNotJudge(f"{where}: must be a string or a list of parts, not {_kind(content)}")
+    raise CouldNotJudge(
+        f"{where}: must be a string or a list of parts, not {describe_type(content, 'python')}"
+    )
 
 
 def system_text(system: object) -> str | None:
@@ -86,12 +84,14 @@ _ANTHROPIC_BLOCKS = {
 
 def _block(part: object, where: str) -> dict[str, Any]:
     if not isinstance(part, Mapping):
-        raise CouldNotJudge(f"{where}: must be an object, not {_kind(part)}")
+        raise CouldNotJudge(f"{where}: must be an object, not {describe_type(part, 'python')}")
     kind = part.get("type")
     if kind in ("text", "input_text", "output_text"):
         text = part.get("text")
         if not isinstance(text, str):
-            raise CouldNotJudge(f"{where}.text: must be a string, not {_kind(text)}")
+            raise CouldNotJudge(
+                f"{where}.text: must be a string, not {describe_type(text, 'python')}"
+            )
         return {"type": "text", "text": text}
     if kind in ("image_url", "input_image"):
         image = part.get("image_url")
@@ -109,7 +109,7 @@ def _block(part: object, where: str) -> dict[str, Any]:
 
 def _tool_use(call: object, where: str) -> dict[str, Any]:
     if not isinstance(call, Mapping):
-        raise CouldNotJudge(f"{where}: must be an object, not {_kind(call)}")
+        raise CouldNotJudge(f"{where}: must be an object, not {describe_type(call, 'python')}")
     function = call.get("function")
     if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
         raise CouldNotJudge(f"{where}.function: must be an object with a name")
@@ -136,13 +136,17 @@ def normalize_messages(messages: object, where: str = "messages") -> Conversatio
     if messages is None:
         messages = []
     if not isinstance(messages, list | tuple):
-        raise CouldNotJudge(f"{where}: must be a list of messages, not {_kind(messages)}")
+        raise CouldNotJudge(
+            f"{where}: must be a list of messages, not {describe_type(messages, 'python')}"
+        )
     system_texts: list[str] = []
     normalized: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         here = f"{where}[{index}]"
         if not isinstance(message, Mapping):
-            raise CouldNotJudge(f"{here}: must be an object, not {_kind(message)}")
+            raise CouldNotJudge(
+                f"{here}: must be an object, not {describe_type(message, 'python')}"
+            )
         role = message.get("role")
         content = message.get("content")
         if role in ("system", "developer"):
@@ -168,7 +172,7 @@ def normalize_messages(messages: object, where: str = "messages") -> Conversatio
                 blocks = [_block(part, f"{here}.content[{i}]") for i, part in enumerate(content)]
             else:
                 raise CouldNotJudge(
-                    f"{here}.content: must be a string or a list of blocks, not {_kind(content)}"
+                    f"{here}.content: must be a string or a list of blocks, not {describe_type(content, 'python')}"
                 )
             calls = message.get("tool_calls") or []
             if not isinstance(calls, list):

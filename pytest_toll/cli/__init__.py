@@ -50,7 +50,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_CANNOT_JUDGE, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The parser: every verb listed, only ``verb``'s module imported and its options built.
+
+    A verb module imports the core it runs at its top, so importing all of them would load
+    every job to run one; ``toll --help`` needs only the table above.
+    """
     parser = _Parser(
         prog="toll",
         description="Measure what an LLM agent's surface costs in context tokens.",
@@ -58,11 +63,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
     for name, module_name, help_text in VERBS:
-        module: Verb = importlib.import_module(module_name)
         sub = verbs.add_parser(name, help=help_text, description=help_text)
-        sub.set_defaults(run=module.run)
-        module.configure(sub)
+        if name == verb:
+            module: Verb = importlib.import_module(module_name)
+            sub.set_defaults(run=module.run)
+            module.configure(sub)
     return parser
+
+
+def _verb_in(argv: Sequence[str]) -> str | None:
+    """The verb named in ``argv``: its first word that is not an option."""
+    names = {name for name, _, _ in VERBS}
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in names else None
+    return None
 
 
 def fail(message: str) -> int:
@@ -72,8 +87,9 @@ def fail(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_verb_in(arguments))
+    args = parser.parse_args(arguments)
     if args.verb is None:
         parser.print_help(sys.stderr)
         return EXIT_CANNOT_JUDGE

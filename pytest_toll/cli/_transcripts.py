@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from pytest_toll.cli.options import positive_whole_number
 from pytest_toll.transcripts.readers import default_roots
 from pytest_toll.transcripts.scan import ReadOptions, cache_dir
 
@@ -28,30 +29,22 @@ def add_root_options(parser: argparse.ArgumentParser, *, selection: bool = True)
             help="only files changed in the last N days",
         )
         parser.add_argument(
-            "--limit", type=_positive, default=None, metavar="N", help="only the N newest files"
+            "--limit",
+            type=positive_whole_number,
+            default=None,
+            metavar="N",
+            help="only the N newest files",
         )
     parser.add_argument(
         "--no-cache", action="store_true", help="re-read every file, ignore the cache"
     )
     parser.add_argument(
         "--workers",
-        type=_positive,
+        type=positive_whole_number,
         default=None,
         metavar="N",
         help="processes for reading files (default: all cores)",
     )
-
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive whole number, not {value!r}"
-        ) from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, not {value!r}")
-    return number
 
 
 def roots_of(args: argparse.Namespace) -> list[Path]:

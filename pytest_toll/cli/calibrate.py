@@ -16,7 +16,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_toll.calls.anthropic import CountTokensClient
 from pytest_toll.cli import EXIT_OK, fail
+from pytest_toll.cli.options import add_count_tokens_options, add_json_option
+from pytest_toll.core.models import get_model
+from pytest_toll.core.textio import read_text
+from pytest_toll.core.tokens import count
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -27,20 +32,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="text files; PATH=TOKENS gives the provider's count by hand",
     )
     parser.add_argument("--model", required=True, help="the model whose tokenizer to calibrate")
-    parser.add_argument(
-        "--exact", action="store_true", help="count each sample with Anthropic's count_tokens"
-    )
-    parser.add_argument(
-        "--base-url", metavar="URL", help="count_tokens base URL (default ANTHROPIC_BASE_URL)"
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=None,
-        metavar="S",
-        help="count_tokens timeout (default 30 s)",
-    )
-    parser.add_argument("--json", action="store_true", help="print a JSON report")
+    add_count_tokens_options(parser, "count each sample with Anthropic's count_tokens")
+    add_json_option(parser)
 
 
 @dataclass(frozen=True)
@@ -70,10 +63,6 @@ def _split(sample: str) -> tuple[str, int | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.core.models import get_model
-    from pytest_toll.core.textio import read_text
-    from pytest_toll.core.tokens import count
-
     model = get_model(args.model)
     parsed = [_split(sample) for sample in args.samples]
     if args.exact and model.provider != "anthropic":
@@ -86,8 +75,6 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"{missing[0]}: no provider count; give PATH=TOKENS or use --exact")
     client = None
     if args.exact:
-        from pytest_toll.calls.anthropic import CountTokensClient
-
         client = CountTokensClient.from_environment(base_url=args.base_url, timeout=args.timeout)
     samples: list[Sample] = []
     try:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION
 from pytest_toll.cli._transcripts import add_root_options, read_options
+from pytest_toll.cli.options import add_json_option
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import RuleSettings
 from pytest_toll.gate.ledger import load_ledger, update_ledger
@@ -26,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="pin today's waste ratio and set decide_above_tokens so 5 shapes are left to decide",
     )
-    parser.add_argument("--json", action="store_true", help="print a JSON report")
+    add_json_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

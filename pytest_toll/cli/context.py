@@ -7,6 +7,7 @@ import json
 
 from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli._transcripts import roots_of
+from pytest_toll.cli.options import add_json_option
 from pytest_toll.transcripts.context import CONTEXT_NOTE, context_of, find_session
 
 
@@ -25,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="R",
         help="a transcript folder or file (repeatable)",
     )
-    parser.add_argument("--json", action="store_true", help="print a JSON report")
+    add_json_option(parser)
 
 
 _LABELS = {

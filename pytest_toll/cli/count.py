@@ -6,12 +6,14 @@ import argparse
 import json
 
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK, fail
+from pytest_toll.cli.options import add_json_option
 from pytest_toll.core.textio import read_text
+from pytest_toll.core.tokens import get_counter
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files to count; - reads stdin")
-    parser.add_argument("--json", action="store_true", help="print a JSON report")
+    add_json_option(parser)
     parser.add_argument(
         "--estimate",
         action="store_true",
@@ -27,8 +29,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.core.tokens import get_counter
-
     if args.chars_per_token is not None and not args.estimate:
         return fail("--chars-per-token only applies with --estimate")
     try:

@@ -13,7 +13,12 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from pytest_toll.calls.diffing import diff_call_reports
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
+from pytest_toll.cli.options import add_json_option
+from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.textio import read_text
+from pytest_toll.definitions.diff import diff_tools_reports
 
 
 class Diff(Protocol):
@@ -29,14 +34,10 @@ Differ = Callable[..., Diff]
 
 
 def _tools_differ() -> Differ:
-    from pytest_toll.definitions.diff import diff_tools_reports
-
     return diff_tools_reports
 
 
 def _call_differ() -> Differ:
-    from pytest_toll.calls.diffing import diff_call_reports
-
     return diff_call_reports
 
 
@@ -57,13 +58,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="PCT",
         help="fail (exit 1) when the total grew by more than PCT percent",
     )
-    parser.add_argument("--json", action="store_true", help="print the diff as JSON")
+    add_json_option(parser, "the diff as JSON")
 
 
 def _load(path: str) -> Mapping[str, Any]:
-    from pytest_toll.core.errors import CouldNotJudge
-    from pytest_toll.core.textio import read_text
-
     try:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as error:

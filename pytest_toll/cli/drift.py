@@ -7,6 +7,7 @@ import json
 
 from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli._transcripts import add_root_options, read_options, roots_of
+from pytest_toll.cli.options import add_json_option
 from pytest_toll.transcripts.drift import DRIFT_LIMITS, DRIFT_METHOD, drift
 
 # Below this many turns one odd turn (a resumed session, a cache reset) can swing the ratio.
@@ -15,7 +16,7 @@ FEW_TURNS = 20
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_root_options(parser)
-    parser.add_argument("--json", action="store_true", help="print a JSON report")
+    add_json_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,13 +5,21 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pytest_toll.calls.anthropic import CountTokensClient
+from pytest_toll.calls.deferred import DeferredReport, deferred_tools
+from pytest_toll.calls.entry import load_request_file
+from pytest_toll.calls.measuring import CallReport, Tuning, measure
+from pytest_toll.calls.messages import system_text
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
-
-if TYPE_CHECKING:
-    from pytest_toll.calls.deferred import DeferredReport
-    from pytest_toll.calls.measuring import CallReport
+from pytest_toll.cli.options import add_count_tokens_options, add_json_option
+from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.models import get_model
+from pytest_toll.core.textio import read_text
+from pytest_toll.definitions.mcp.http import list_http
+from pytest_toll.definitions.mcp.stdio import list_stdio
+from pytest_toll.definitions.tools import load_tools_file
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -58,21 +66,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="measure compacted tool schemas (originals untouched)",
     )
-    parser.add_argument(
-        "--exact", action="store_true", help="ask Anthropic's count_tokens (ANTHROPIC_API_KEY)"
-    )
-    parser.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="count_tokens base URL (default ANTHROPIC_BASE_URL or the public API)",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=None,
-        metavar="S",
-        help="count_tokens timeout (default 30 s)",
-    )
+    add_count_tokens_options(parser, "ask Anthropic's count_tokens (ANTHROPIC_API_KEY)")
     parser.add_argument(
         "--chars-per-token",
         type=float,
@@ -108,15 +102,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="exit 1 when the o200k total is above N tokens (also with --exact)",
     )
-    parser.add_argument("--json", action="store_true", help="print the JSON report")
+    add_json_option(parser, "the JSON report")
 
 
 def _measure_naming_the_file(path: str | None, *args: Any, **kwargs: Any) -> CallReport:
     """``measure()``, with errors about the messages (or a request body's system and tools)
     prefixed by the file they came from."""
-    from pytest_toll.calls.measuring import measure
-    from pytest_toll.core.errors import CouldNotJudge, UsageError
-
     try:
         return measure(*args, **kwargs)
     except UsageError:
@@ -131,13 +122,8 @@ def _measure_naming_the_file(path: str | None, *args: Any, **kwargs: Any) -> Cal
 def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
     """The tools to measure, and the server's instructions when they come from a server."""
     if args.tools:
-        from pytest_toll.definitions.tools import load_tools_file
-
         return load_tools_file(args.tools)[0], None
     if args.server or args.url:
-        from pytest_toll.definitions.mcp.http import list_http
-        from pytest_toll.definitions.mcp.stdio import list_stdio
-
         if args.server:
             import shlex
 
@@ -149,10 +135,6 @@ def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.calls.measuring import Tuning
-    from pytest_toll.calls.messages import system_text
-    from pytest_toll.core.textio import read_text
-
     if args.budget is not None and args.budget < 0:
         return fail("--budget must not be negative")
     tuning = Tuning(
@@ -164,8 +146,6 @@ def run(args: argparse.Namespace) -> int:
     system: Any = None
     tools: object = None
     if args.messages:
-        from pytest_toll.calls.entry import load_request_file
-
         messages, system, tools = load_request_file(args.messages)
     if args.system:
         system = read_text(args.system)
@@ -176,14 +156,8 @@ def run(args: argparse.Namespace) -> int:
         # A host puts a server's instructions in the system prompt, so they count there.
         system = "\n\n".join(text for text in (system, instructions) if text)
     client = None
-    if args.exact:
-        from pytest_toll.calls.anthropic import CountTokensClient
-        from pytest_toll.core.models import get_model
-
-        if get_model(args.model).provider == "anthropic":
-            client = CountTokensClient.from_environment(
-                base_url=args.base_url, timeout=args.timeout
-            )
+    if args.exact and get_model(args.model).provider == "anthropic":
+        client = CountTokensClient.from_environment(base_url=args.base_url, timeout=args.timeout)
     try:
         result = _measure_naming_the_file(
             args.messages,
@@ -205,8 +179,6 @@ def run(args: argparse.Namespace) -> int:
         result = replace(result, notes=(*result.notes, note))
     deferred = None
     if args.core is not None:
-        from pytest_toll.calls.deferred import deferred_tools
-
         core = [name.strip() for name in args.core.split(",") if name.strip()]
         deferred = deferred_tools(
             args.model, tools, core, tool_schemas="compact" if args.compact else "full"

@@ -7,21 +7,19 @@ import json
 
 from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli._transcripts import (
-    _positive,
     add_root_options,
     read_options,
     report_problems,
     roots_of,
 )
+from pytest_toll.cli.options import add_json_option, add_top_option
 from pytest_toll.transcripts.scan import scan
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_root_options(parser)
-    parser.add_argument(
-        "--top", type=_positive, default=20, metavar="N", help="rows to show (default 20)"
-    )
-    parser.add_argument("--json", action="store_true", help="print a JSON report")
+    add_top_option(parser, 20, "rows to show (default 20)")
+    add_json_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

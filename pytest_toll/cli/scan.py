@@ -7,12 +7,12 @@ import json
 
 from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli._transcripts import (
-    _positive,
     add_root_options,
     read_options,
     report_problems,
     roots_of,
 )
+from pytest_toll.cli.options import add_json_option, add_top_option
 from pytest_toll.transcripts.outcomes import OUTCOME_OK, OUTCOMES
 from pytest_toll.transcripts.report import ScanReport
 from pytest_toll.transcripts.scan import scan
@@ -22,14 +22,8 @@ TEXT_ROWS = 20
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_root_options(parser)
-    parser.add_argument(
-        "--top",
-        type=_positive,
-        default=None,
-        metavar="N",
-        help="rows to show (default 20; --json: all)",
-    )
-    parser.add_argument("--json", action="store_true", help="print the JSON report")
+    add_top_option(parser, None, "rows to show (default 20; --json: all)")
+    add_json_option(parser, "the JSON report")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,38 +6,22 @@ import argparse
 import json
 
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
-
-
-def _window(value: str) -> int:
-    try:
-        window = int(value.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of tokens: {value!r}") from None
-    if window <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, not {value!r}")
-    return window
+from pytest_toll.cli.options import add_json_option, add_window_option
+from pytest_toll.core.findings import has_errors
+from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.render import render_text
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "path", metavar="PATH", help="a skill folder (holding SKILL.md) or a folder of them"
     )
-    parser.add_argument("--json", action="store_true", help="print a JSON report")
-    parser.add_argument(
-        "--window",
-        type=_window,
-        default=1_000_000,
-        metavar="N",
-        help="context window the always-loaded metadata is shown against (default 1,000,000)",
-    )
+    add_json_option(parser)
+    add_window_option(parser, "the always-loaded metadata")
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
-
-    from pytest_toll.core.findings import has_errors
-    from pytest_toll.skills.measure import measure_skills
-    from pytest_toll.skills.render import render_text
 
     if not args.path:
         return fail("PATH is empty")

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from pytest_toll.cli import EXIT_OK
+from pytest_toll.cli.options import add_json_option
 from pytest_toll.transcripts.versus import versus
 
 
@@ -24,7 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="seconds per command (default 120)",
     )
-    parser.add_argument("--json", action="store_true", help="print a JSON report")
+    add_json_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,12 +13,14 @@ import argparse
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
-
-if TYPE_CHECKING:
-    from pytest_toll.definitions.weigh import ToolsReport
+from pytest_toll.cli.options import add_json_option, add_window_option
+from pytest_toll.core.errors import UsageError
+from pytest_toll.core.findings import RuleSettings, has_errors
+from pytest_toll.definitions.rules import DEFAULT_THRESHOLDS, RULE_IDS
+from pytest_toll.definitions.source import weigh_source
+from pytest_toll.definitions.weigh import ToolsReport
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,10 +35,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="-- COMMAND ARGS",
         help="a stdio MCP server, started without a shell",
     )
-    parser.add_argument("--json", action="store_true", help="print the JSON report")
-    parser.add_argument(
-        "--window", type=int, default=1_000_000, metavar="N", help="context window (default 1M)"
-    )
+    add_json_option(parser, "the JSON report")
+    add_window_option(parser)
     parser.add_argument(
         "--check-order",
         action="store_true",
@@ -91,10 +91,6 @@ def _number(value: str, name: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.core.errors import UsageError
-    from pytest_toll.core.findings import RuleSettings, has_errors
-    from pytest_toll.definitions.source import weigh_source
-
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
@@ -107,7 +103,6 @@ def run(args: argparse.Namespace) -> int:
         }
     except ValueError as error:
         return fail(str(error))
-    from pytest_toll.definitions.rules import DEFAULT_THRESHOLDS, RULE_IDS
 
     settings = RuleSettings.parse(
         severities,

@@ -6,6 +6,8 @@ A failed measurement is never a pass: every layer turns these into "could not ju
 
 from __future__ import annotations
 
+from typing import Literal
+
 
 class CouldNotJudge(Exception):
     """A measurement could not be made (unreadable input, server down, nothing to measure)."""
@@ -13,3 +15,43 @@ class CouldNotJudge(Exception):
 
 class UsageError(CouldNotJudge):
     """The user asked for something invalid: a bad option value, a broken ledger."""
+
+
+#: The words a message uses for a value's type, by the kind of document it came from: a JSON
+#: document's own vocabulary (tool lists), a YAML document's (ledger, skill frontmatter, with
+#: an article), or Python's (request bodies built in code).
+TypeWords = Literal["json", "yaml", "python"]
+
+_JSON_WORDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "boolean"),
+    ((int, float), "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
+_YAML_WORDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "a boolean"),
+    ((int, float), "a number"),
+    (str, "a string"),
+    (list, "a list"),
+    (dict, "a mapping"),
+)
+
+
+def describe_type(value: object, words: TypeWords) -> str:
+    """What ``value`` is, for an error message such as "must be an object, not array"."""
+    if words == "python":
+        return "null" if value is None else type(value).__name__
+    if value is None:
+        return "null" if words == "json" else "empty"
+    for kind, word in _JSON_WORDS if words == "json" else _YAML_WORDS:
+        if isinstance(value, kind):
+            return word
+    return type(value).__name__ if words == "json" else f"a {type(value).__name__}"
+
+
+def require_non_negative_number(value: object, where: str) -> float:
+    """``value`` as a float, or a usage error naming ``where`` (booleans are not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise UsageError(f"{where}: must be a non-negative number, not {value!r}")
+    return float(value)

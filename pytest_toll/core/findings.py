@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
-from pytest_toll.core.errors import UsageError
+from pytest_toll.core.errors import UsageError, require_non_negative_number
 
 #: How bad a finding is. ``off`` is only ever a setting: a rule turned off reports nothing.
 Severity = Literal["error", "warn", "info", "off"]
@@ -90,9 +90,7 @@ class RuleSettings:
             checked[str(rule)] = cast(Severity, level)
         limits: dict[str, float] = {}
         for name, value in (thresholds or {}).items():
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise UsageError(f"{source}.{name}: must be a non-negative number, not {value!r}")
-            limits[str(name)] = value
+            limits[str(name)] = require_non_negative_number(value, f"{source}.{name}")
         return cls(checked, limits)
 
     def severity(self, rule: str, default: Severity) -> Severity:

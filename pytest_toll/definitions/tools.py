@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.errors import CouldNotJudge, describe_type
 from pytest_toll.core.textio import read_text
 
 #: What a tool without an input schema is sent as (an object that takes no arguments).
@@ -52,28 +52,12 @@ class Tool:
 # --- normalising ------------------------------------------------------------------------
 
 
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _optional_object(element: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any] | None:
     value = element.get(key)
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise CouldNotJudge(f"{where}.{key}: must be an object, not {_kind(value)}")
+        raise CouldNotJudge(f"{where}.{key}: must be an object, not {describe_type(value, 'json')}")
     return value
 
 
@@ -82,7 +66,7 @@ def _optional_text(element: Mapping[str, Any], key: str, where: str) -> str | No
     if value is None:
         return None
     if not isinstance(value, str):
-        raise CouldNotJudge(f"{where}.{key}: must be a string, not {_kind(value)}")
+        raise CouldNotJudge(f"{where}.{key}: must be a string, not {describe_type(value, 'json')}")
     return value
 
 
@@ -113,7 +97,9 @@ def _tool_from(element: Mapping[str, Any], shape: str, where: str) -> Tool:
         if "function" in element:
             function = element["function"]
             if not isinstance(function, dict):
-                raise CouldNotJudge(f"{where}.function: must be an object, not {_kind(function)}")
+                raise CouldNotJudge(
+                    f"{where}.function: must be an object, not {describe_type(function, 'json')}"
+                )
             inner, inner_where = function, f"{where}.function"
         return Tool(
             name=_name(inner, inner_where),
@@ -151,13 +137,15 @@ def normalize_tools(data: object, source: str = "tools") -> tuple[list[Tool], st
             raise CouldNotJudge(f"{where}: an object without a 'tools' array (keys: {keys})")
         data, where, wrapped = data["tools"], f"{where}.tools", True
     if not isinstance(data, list):
-        raise CouldNotJudge(f"{where}: must be an array of tools, not {_kind(data)}")
+        raise CouldNotJudge(
+            f"{where}: must be an array of tools, not {describe_type(data, 'json')}"
+        )
     tools: list[Tool] = []
     shape = ""
     for index, element in enumerate(data):
         here = f"{where}[{index}]"
         if not isinstance(element, dict):
-            raise CouldNotJudge(f"{here}: must be an object, not {_kind(element)}")
+            raise CouldNotJudge(f"{here}: must be an object, not {describe_type(element, 'json')}")
         this_shape = element_shape(element)
         if shape and this_shape != shape:
             raise CouldNotJudge(

@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.core.errors import UsageError
+from pytest_toll.core.errors import UsageError, describe_type
 
 SCHEMA_PATH = Path(__file__).parents[1] / "data" / "ledger.schema.json"
 DEFAULT_NAME = "toll.yaml"
@@ -197,7 +197,9 @@ def validate(document: Any, data: Any, path: Path) -> None:
     if data is None:
         return
     if not isinstance(data, dict):
-        raise UsageError(f"{path}:1: the ledger must be a mapping of sections, not {_kind(data)}")
+        raise UsageError(
+            f"{path}:1: the ledger must be a mapping of sections, not {describe_type(data, 'yaml')}"
+        )
     errors = list(Draft202012Validator(schema()).iter_errors(data))
     problems: list[tuple[int, str]] = []
     for error in errors:
@@ -227,21 +229,13 @@ def validate(document: Any, data: Any, path: Path) -> None:
         raise UsageError(f"{path}:{line}: {message}{more}")
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    return type(value).__name__
-
-
 def _explain(error: Any) -> str:
     """A short message: the schema's own wording for a value, without dumping big instances."""
     validator = error.validator
     if validator == "type":
         expected = error.validator_value
         expected = " or ".join(expected) if isinstance(expected, list) else expected
-        return f"must be {expected}, not {_kind(error.instance)} {error.instance!r}"
+        return f"must be {expected}, not {describe_type(error.instance, 'yaml')} {error.instance!r}"
     if validator == "minimum":
         return f"must be at least {error.validator_value}, not {error.instance!r}"
     if validator == "exclusiveMinimum":

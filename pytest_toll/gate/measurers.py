@@ -16,6 +16,7 @@ from pytest_toll.calls.entry import measure_entry
 from pytest_toll.calls.measuring import PARTS
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import Finding
+from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
 from pytest_toll.skills.measure import measure_skills
@@ -92,7 +93,7 @@ def measure_skills_entry(
     levels = skill_levels(report, where)
     return EntryMeasurement(
         total=sum(levels.values()),
-        method=str(getattr(report, "method", "o200k")),
+        method=str(getattr(report, "method", O200K)),
         parts=levels,
         findings=_findings(getattr(report, "findings", ())),
     )
@@ -121,7 +122,7 @@ def measure_transcripts_entry(
     )
     return EntryMeasurement(
         total=int(report.ok_tokens),
-        method="o200k",
+        method=O200K,
         parts={},
         findings=_findings(report.findings),
         # Rounded up to 4 decimals as `toll check --init` pins it, so an unchanged history

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape
 
+from pytest_toll.core.tokens import O200K
+
 LABEL = "context cost"
 
 #: shields.io's colour names and the hex values the SVG uses for them.
@@ -81,7 +83,7 @@ def badge_color(
     return ABOVE_THRESHOLDS
 
 
-def badge_message(tokens: int | None, method: str = "o200k") -> str:
+def badge_message(tokens: int | None, method: str = O200K) -> str:
     return "unknown" if tokens is None else f"{tokens:,} tok ({method})"
 
 
@@ -135,7 +137,7 @@ def make_badge(
     tokens: int | None,
     *,
     failed: bool = False,
-    method: str = "o200k",
+    method: str = O200K,
     thresholds: Sequence[tuple[int, str]] = DEFAULT_THRESHOLDS,
 ) -> Badge:
     return Badge(

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_toll.core.tokens import O200K
 from pytest_toll.gate.kinds import KINDS
 from pytest_toll.report import badge as badges
 from pytest_toll.report import github as actions
@@ -48,7 +49,7 @@ def _part_changes(entry: EntryDict, biggest: int = 5) -> list[str]:
 
 
 def _gate_message(entry: EntryDict) -> str:
-    method = entry.get("method") or "o200k"
+    method = entry.get("method") or O200K
     lines = []
     if entry.get("message"):
         lines.append(str(entry["message"]))

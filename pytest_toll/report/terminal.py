@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_toll.report.markdown import number, signed
 from pytest_toll.report.model import (
     IMPROVED,
     NEW,
@@ -41,16 +42,6 @@ def _status(entry: EntryResult) -> str:
     if entry.failed and entry.outcome in (PASSED, IMPROVED, NEW):
         return "FAILED"
     return _SYMBOL[entry.outcome]
-
-
-def _number(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
-
-
-def _signed(value: int | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:+,}" if value else "0"
 
 
 def _table(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
@@ -87,10 +78,10 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
                 (
                     _status(entry),
                     entry.label,
-                    _number(entry.measured),
-                    _number(entry.pin),
-                    _number(entry.budget),
-                    _signed(entry.delta),
+                    number(entry.measured),
+                    number(entry.pin),
+                    number(entry.budget),
+                    signed(entry.delta),
                     entry.method or "-",
                 )
             )
@@ -172,10 +163,10 @@ def failure_text(entry: EntryResult, biggest: int = 5) -> str:
         rows: list[tuple[str, ...]] = [
             ("measured", "pin", "budget", "delta", "method"),
             (
-                _number(entry.measured),
-                _number(entry.pin),
-                _number(entry.budget),
-                _signed(entry.delta),
+                number(entry.measured),
+                number(entry.pin),
+                number(entry.budget),
+                signed(entry.delta),
                 entry.method or "-",
             ),
         ]
@@ -186,12 +177,12 @@ def failure_text(entry: EntryResult, biggest: int = 5) -> str:
     if shown or (unpinned and any_pinned):
         part_rows: list[tuple[str, ...]] = [("part", "measured", "pin", "delta")]
         part_rows.extend(
-            (part["name"], _number(part["measured"]), _number(part["pin"]), _signed(part["delta"]))
+            (part["name"], number(part["measured"]), number(part["pin"]), signed(part["delta"]))
             for part in shown
         )
         if any_pinned:
             part_rows.extend(
-                (part.name, _number(part.measured), "new", "-")
+                (part.name, number(part.measured), "new", "-")
                 for part in unpinned[: max(0, biggest - len(shown))]
             )
         lines.append("  biggest changes:")

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_toll.core.errors import describe_type
 from pytest_toll.skills.records import SKILL_FILE
 
 _FENCE = re.compile(r"---[ \t]*\Z")
@@ -62,7 +63,7 @@ def parse_skill_file(text: str) -> ParsedSkillFile:
             None,
             body,
             body_start,
-            f"{SKILL_FILE} frontmatter must be a mapping of fields, not {_kind(loaded)}",
+            f"{SKILL_FILE} frontmatter must be a mapping of fields, not {describe_type(loaded, 'yaml')}",
         )
     return ParsedSkillFile(loaded, body, body_start)
 
@@ -84,18 +85,6 @@ def _load_yaml(text: str) -> tuple[Any, str | None]:
         # or OverflowError while being constructed; deep nesting can exhaust the stack.
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         return None, f"{SKILL_FILE}: frontmatter is not valid YAML: {reason}"
-
-
-def _kind(value: object) -> str:
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return f"a {type(value).__name__}"
 
 
 def line_count(text: str) -> int:

@@ -16,6 +16,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
+from pytest_toll.core.errors import describe_type
 from pytest_toll.core.findings import ERROR, INFO, WARN, Finding, RuleSettings
 from pytest_toll.core.injection import SKILL_PATTERNS, find_injections
 from pytest_toll.skills.records import SKILL_FILE, Skill
@@ -87,20 +88,6 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
 
 
-def _kind(value: object) -> str:
-    if value is None:
-        return "empty"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return f"a {type(value).__name__}"
-
-
 # --- S101 -------------------------------------------------------------------------------
 
 
@@ -118,7 +105,7 @@ def _frontmatter(skill: Skill, subject: str, settings: RuleSettings) -> Iterator
     if "name" not in fields:
         yield error("frontmatter has no name")
     elif not isinstance(name, str):
-        yield error(f"name must be a string, not {_kind(name)}")
+        yield error(f"name must be a string, not {describe_type(name, 'yaml')}")
     else:
         if not NAME_PATTERN.match(name):
             yield error(
@@ -138,7 +125,7 @@ def _frontmatter(skill: Skill, subject: str, settings: RuleSettings) -> Iterator
     if "description" not in fields:
         yield error("frontmatter has no description")
     elif not isinstance(description, str):
-        yield error(f"description must be a string, not {_kind(description)}")
+        yield error(f"description must be a string, not {describe_type(description, 'yaml')}")
     elif not description.strip():
         yield error("description is empty")
     elif len(description) > description_limit:
@@ -150,7 +137,9 @@ def _frontmatter(skill: Skill, subject: str, settings: RuleSettings) -> Iterator
         compatibility = fields["compatibility"]
         compatibility_limit = _limit(settings, "skill_compatibility_chars")
         if not isinstance(compatibility, str):
-            yield error(f"compatibility must be a string, not {_kind(compatibility)}")
+            yield error(
+                f"compatibility must be a string, not {describe_type(compatibility, 'yaml')}"
+            )
         elif not compatibility.strip():
             yield error("compatibility is empty (leave it out instead)")
         elif len(compatibility) > compatibility_limit:
@@ -162,18 +151,20 @@ def _frontmatter(skill: Skill, subject: str, settings: RuleSettings) -> Iterator
     if "metadata" in fields:
         metadata = fields["metadata"]
         if not isinstance(metadata, dict):
-            yield error(f"metadata must be a mapping of strings to strings, not {_kind(metadata)}")
+            yield error(
+                f"metadata must be a mapping of strings to strings, not {describe_type(metadata, 'yaml')}"
+            )
         else:
             for key, value in metadata.items():
                 if not isinstance(key, str) or not isinstance(value, str):
                     yield error(
-                        f"metadata must map strings to strings: {key!r} is {_kind(value)}",
+                        f"metadata must map strings to strings: {key!r} is {describe_type(value, 'yaml')}",
                         'quote the value, e.g. version: "1.0"',
                     )
 
     for key in _STRING_FIELDS:
         if key in fields and not isinstance(fields[key], str):
-            yield error(f"{key} must be a string, not {_kind(fields[key])}")
+            yield error(f"{key} must be a string, not {describe_type(fields[key], 'yaml')}")
 
 
 # --- S102 -------------------------------------------------------------------------------

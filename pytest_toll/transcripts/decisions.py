@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.core.errors import UsageError
+from pytest_toll.core.errors import UsageError, require_non_negative_number
 from pytest_toll.core.findings import ERROR, Finding, RuleSettings, worst_first
 from pytest_toll.core.tokens import O200K, TOKENIZER_NAME
 from pytest_toll.transcripts.readers import default_roots
@@ -107,11 +107,7 @@ def _number(section: Mapping[str, Any], key: str, source: str) -> float | None:
     value = section.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise UsageError(
-            f"{source}: transcripts.{key}: must be a non-negative number, not {value!r}"
-        )
-    return float(value)
+    return require_non_negative_number(value, f"{source}: transcripts.{key}")
 
 
 def section_roots(section: Mapping[str, Any], base: Path | None = None) -> list[Path] | None:

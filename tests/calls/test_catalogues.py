@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from calls_data import count
-
 from pytest_toll.calls.catalogues import skills_catalogue
 from pytest_toll.calls.measuring import measure
+from tests.calls.calls_data import count
 
 
 def test_skills_from_a_folder_are_their_metadata_lines(tmp_path: Any) -> None:

@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import pytest
-from calls_data import TOOLS, count
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +15,7 @@ from pytest_toll.calls.measuring import measure
 from pytest_toll.core.errors import UsageError
 from pytest_toll.definitions.serialize import serialize_openai
 from pytest_toll.definitions.tools import normalize_tools
+from tests.calls.calls_data import TOOLS, count
 
 
 def test_compact_schema_does_exactly_what_it_says() -> None:

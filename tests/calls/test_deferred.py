@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from calls_data import count
 
 from pytest_toll.calls.deferred import DEFAULT_META_TOOLS, deferred_tools
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.definitions.serialize import serialize_openai
 from pytest_toll.definitions.tools import normalize_tools
+from tests.calls.calls_data import count
 
 
 def test_deferred_tools_saving() -> None:

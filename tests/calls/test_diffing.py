@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from calls_data import MESSAGES, SYSTEM, TOOLS
 
 from pytest_toll.calls.diffing import diff, diff_call_reports
 from pytest_toll.calls.measuring import measure
 from pytest_toll.core.errors import CouldNotJudge
+from tests.calls.calls_data import MESSAGES, SYSTEM, TOOLS
 
 
 def test_diff_is_signed_and_prices_only_when_both_sides_are_priced() -> None:

@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 import pytest
-from calls_data import MESSAGES, SYSTEM, TOOLS
 
 from pytest_toll.calls.entry import measure_entry
 from pytest_toll.calls.measuring import measure
 from pytest_toll.core.errors import CouldNotJudge, UsageError
+from tests.calls.calls_data import MESSAGES, SYSTEM, TOOLS
 
 
 def test_a_ledger_call_entry_is_measured_from_files(tmp_path: Any) -> None:

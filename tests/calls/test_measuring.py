@@ -7,7 +7,6 @@ import math
 from typing import Any
 
 import pytest
-from calls_data import MESSAGES, SKILLS, SYSTEM, TOOLS, count, stages
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from pytest_toll.calls.measuring import Tuning, count_joined, measure
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.models import Model, Prices, Scale, Tier, load_models
+from tests.calls.calls_data import MESSAGES, SKILLS, SYSTEM, TOOLS, count, stages
 
 
 def test_openai_model_attribution_is_incremental_and_exact() -> None:
@@ -62,6 +62,7 @@ def test_claude_model_scales_each_stage_and_sums_exactly() -> None:
 
 
 def test_probe_when_messages_are_missing_or_empty() -> None:
+    messages: list[dict[str, str]] | None
     for messages in (None, []):
         result = measure("gpt-6.2-sol", messages=messages)
         assert result.probe is True

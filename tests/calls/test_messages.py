@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from calls_data import MESSAGES, MESSAGES_TEXT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_toll.calls.measuring import measure
 from pytest_toll.calls.messages import normalize_messages, render_messages
 from pytest_toll.core.errors import CouldNotJudge
+from tests.calls.calls_data import MESSAGES, MESSAGES_TEXT
 
 
 def test_messages_render_as_documented() -> None:

@@ -23,6 +23,7 @@ from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.definitions.mcp import http as mcp_http
 from pytest_toll.definitions.mcp import listing as mcp_listing
 from pytest_toll.definitions.mcp import stdio as mcp_stdio
+from tests.servers import sdk_server
 
 SERVERS = Path(__file__).parents[1] / "servers"
 SDK_NAMES = ["read_file", "write_file", "search"]
@@ -44,11 +45,6 @@ def sdk_oracle(*args: str) -> list[dict[str, Any]]:
     """What the SDK itself lists for the same server, in-process, as wire dicts."""
     import anyio
 
-    sys.path.insert(0, str(SERVERS))
-    try:
-        import sdk_server
-    finally:
-        sys.path.remove(str(SERVERS))
     server = sdk_server.build(sdk_server.parse(list(args)))
     tools = anyio.run(server.list_tools)
     return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]

@@ -7,7 +7,6 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tool_samples import MCP_TOOLS, json_values, tool_records
 
 from pytest_toll.definitions.serialize import (
     claude_line,
@@ -17,6 +16,7 @@ from pytest_toll.definitions.serialize import (
     serialize_raw,
 )
 from pytest_toll.definitions.tools import Tool, normalize_tools
+from tests.definitions.tool_samples import MCP_TOOLS, json_values, tool_records
 
 
 def test_the_three_serializations_golden() -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
-from tool_samples import MCP_TOOLS, PING, READ_FILE, json_values
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.definitions.serialize import claude_line, serialize_claude, serialize_raw
 from pytest_toll.definitions.tools import load_tools_file, normalize_tools
+from tests.definitions.tool_samples import MCP_TOOLS, PING, READ_FILE, json_values
 
 
 def test_openai_and_anthropic_shapes_normalise_to_the_same_lines() -> None:

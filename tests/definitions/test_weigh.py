@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tool_samples import MCP_TOOLS, tool_records
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.definitions.serialize import (
@@ -18,6 +17,7 @@ from pytest_toll.definitions.serialize import (
 )
 from pytest_toll.definitions.tools import Tool, normalize_tools
 from pytest_toll.definitions.weigh import weigh
+from tests.definitions.tool_samples import MCP_TOOLS, tool_records
 
 
 def test_weigh_exact_counts(reference_o200k: Any) -> None:

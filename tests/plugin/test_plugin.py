@@ -57,7 +57,7 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest(*QUIET, *args)
 
 
-def write_tools(pytester: pytest.Pytester, write_description: str) -> None:
+def write_tools(pytester: pytest.Pytester, write_description: object) -> None:
     tools = [READ, {**WRITE, "description": write_description}]
     (pytester.path / "tools.json").write_text(json.dumps(tools), encoding="utf-8")
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -179,7 +179,8 @@ def test_report_inputs_and_arguments_are_passed_without_globbing_or_injection(
 def test_workflow_template_gate_and_ratchet() -> None:
     workflow = load(TEMPLATE)
     # PyYAML reads the bare key `on` as True.
-    triggers = workflow.get("on", workflow.get(True))
+    triggers = workflow.get("on", cast(dict[Any, Any], workflow).get(True))
+    assert isinstance(triggers, dict)
     assert set(triggers) == {"pull_request", "push"}
     assert workflow["permissions"] == {"contents": "read"}
     gate, ratchet = workflow["jobs"]["gate"], workflow["jobs"]["ratchet"]

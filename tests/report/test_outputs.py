@@ -6,7 +6,6 @@ import io
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import jsonschema
 import pytest
@@ -14,10 +13,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_toll.report import github, markdown, outputs, sarif
-from pytest_toll.report.model import SCHEMA_PATH, EntryResult, PartResult, SessionReport
+from pytest_toll.report.model import (
+    SCHEMA_PATH,
+    EntryResult,
+    PartResult,
+    ReportDict,
+    SessionReport,
+)
 
 
-def fixture_report() -> dict[str, Any]:
+def fixture_report() -> ReportDict:
     """A run with one of each interesting outcome, built by the plugin's own report classes."""
     report = SessionReport(ledger="toll.yaml", window=1_000_000, tolerance=0)
     report.add(
@@ -383,7 +388,7 @@ _counts = st.none() | st.integers(min_value=0, max_value=10**7)
 
 
 @st.composite
-def reports(draw: st.DrawFn) -> dict[str, Any]:
+def reports(draw: st.DrawFn) -> ReportDict:
     report = SessionReport(ledger="toll.yaml", window=draw(st.integers(1, 10**7)), tolerance=0)
     outcomes = ("passed", "improved", "regressed", "over_budget", "error", "new", "stale")
     for index in range(draw(st.integers(0, 12))):
@@ -414,7 +419,7 @@ def _cells(row: str) -> int:
 
 @given(reports(), st.none() | st.integers(min_value=0, max_value=6000))
 def test_any_report_renders_within_its_limit_with_whole_table_rows(
-    report: dict[str, Any], limit: int | None
+    report: ReportDict, limit: int | None
 ) -> None:
     text = markdown.render(report, limit)
     if limit is not None:
@@ -429,5 +434,5 @@ def test_any_report_renders_within_its_limit_with_whole_table_rows(
     assert sum(line.startswith("::notice") for line in lines) <= 10
 
 
-def github_lines(report: dict[str, Any]) -> list[str]:
+def github_lines(report: ReportDict) -> list[str]:
     return github.render_annotations(outputs.entry_annotations(report, "toll.yaml"))

@@ -17,8 +17,9 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -102,7 +103,7 @@ def build(args: argparse.Namespace) -> ConfiguredServer:
         if starts % 2:
             tools.reverse()
     for function, hints in tools:
-        server.add_tool(function, annotations=hints)
+        server.add_tool(cast(Callable[..., Any], function), annotations=hints)
     for index in range(args.extra):
         server.add_tool(lambda: "ok", name=f"extra_{index:03d}", description=f"Extra tool {index}.")
     server.page_size = args.page_size

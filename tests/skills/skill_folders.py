@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_toll.core import tokens
@@ -17,7 +18,7 @@ def write_skill(
     name: str | None = None,
     description: str = GOOD,
     body: str = "# Steps\n\n1. Read the changelog.\n",
-    files: dict[str, str | bytes] | None = None,
+    files: Mapping[str, str | bytes] | None = None,
     extra: str = "",
     newline: str = "\n",
     bom: bool = False,

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from skill_folders import ALPHA, BETA, GOOD, meta, rules, write_skill
 
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.skills.measure import measure_skills
+from tests.skills.skill_folders import ALPHA, BETA, GOOD, meta, rules, write_skill
 
 
 def test_one_skill_measured_at_three_levels_exactly(tmp_path: Path) -> None:

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from skill_folders import GOOD, rules, write_skill
 
 from pytest_toll.core import tokens
 from pytest_toll.core.findings import ERROR
 from pytest_toll.skills.measure import measure_skills
 from pytest_toll.skills.references import find_reference_targets
+from tests.skills.skill_folders import GOOD, rules, write_skill
 
 
 def test_reference_targets_from_links_and_bare_paths() -> None:

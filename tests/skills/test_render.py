@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skill_folders import meta, write_skill
-
 from pytest_toll.core import tokens
 from pytest_toll.skills.measure import measure_skills
 from pytest_toll.skills.render import render_text
+from tests.skills.skill_folders import meta, write_skill
 
 
 def test_text_report(tmp_path: Path) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from skill_folders import GOOD, meta, rules, skill_md, write_skill
 
 from pytest_toll.core import tokens
 from pytest_toll.core.findings import ERROR, INFO, WARN, RuleSettings
 from pytest_toll.skills.measure import measure_skills
+from tests.skills.skill_folders import GOOD, meta, rules, skill_md, write_skill
 
 
 @pytest.mark.parametrize(

@@ -105,11 +105,15 @@ def test_bad_window_is_exit_2(tmp_path: Path) -> None:
 
 
 def test_importing_the_verb_stays_light() -> None:
+    # The verb imports the skills job at its top (the house rule), but never the tokenizer
+    # or a YAML library; building the parser for another verb does not import it at all.
     code = (
-        "import sys, pytest_toll.cli, pytest_toll.cli.skills\n"
-        "pytest_toll.cli.build_parser()\n"
-        "assert 'tiktoken' not in sys.modules and 'yaml' not in sys.modules\n"
+        "import sys, pytest_toll.cli\n"
+        "pytest_toll.cli.build_parser('count')\n"
         "assert 'pytest_toll.skills.measure' not in sys.modules\n"
+        "import pytest_toll.cli.skills\n"
+        "pytest_toll.cli.build_parser('skills')\n"
+        "assert 'tiktoken' not in sys.modules and 'yaml' not in sys.modules\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

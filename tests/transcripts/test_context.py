@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from transcripts_data import A_PY, FIXTURES, LOG, MAIN, call_tokens
 
 from pytest_toll import cli
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts.context import context_of, find_session
+from tests.transcripts.transcripts_data import A_PY, FIXTURES, LOG, MAIN, call_tokens
 
 
 def test_context_slices_of_the_main_session() -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from transcripts_data import A_PY, FIXTURES, LOG, MAIN, call_tokens
 
 from pytest_toll import cli
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts.drift import drift
 from pytest_toll.transcripts.scan import ReadOptions
+from tests.transcripts.transcripts_data import A_PY, FIXTURES, LOG, MAIN, call_tokens
 
 
 def test_drift_sums_growth_against_what_was_added() -> None:

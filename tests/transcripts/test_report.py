@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from transcripts_data import A_PY, FIXTURES, MAIN
-
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts.report import build_report, nearest_rank
 from pytest_toll.transcripts.scan import select_files, summarize_files
 from pytest_toll.transcripts.summary import summarize_file
+from tests.transcripts.transcripts_data import A_PY, FIXTURES, MAIN
 
 
 def test_scan_report_over_all_fixtures() -> None:

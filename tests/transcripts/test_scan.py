@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from transcripts_data import A_PY, FIXTURES, MAIN
 
 from pytest_toll import cli
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts import scan as tolls
 from pytest_toll.transcripts.report import build_report
 from pytest_toll.transcripts.scan import select_files, summarize_files
+from tests.transcripts.transcripts_data import A_PY, FIXTURES, MAIN
 
 
 def test_cache_makes_a_rescan_read_nothing(tmp_path: Path) -> None:

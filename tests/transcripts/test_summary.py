@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-
-from transcripts_data import A_PY, LOG, MAIN
 
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts.summary import summarize_file
+from tests.transcripts.transcripts_data import A_PY, LOG, MAIN
 
 
 def test_main_session_summary() -> None:
@@ -42,7 +42,7 @@ def test_main_session_summary() -> None:
 
 
 def test_result_before_its_call_and_a_duplicated_result(tmp_path: Path) -> None:
-    def line(kind: str, content: list[dict[str, object]]) -> str:
+    def line(kind: str, content: Sequence[Mapping[str, object]]) -> str:
         message = {"id": "m", "role": kind, "content": content}
         return json.dumps({"type": kind, "sessionId": "s", "message": message})
 

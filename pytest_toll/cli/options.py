@@ -1,0 +1,57 @@
+"""Option builders shared by the verbs, so one option reads and parses the same everywhere."""
+
+from __future__ import annotations
+
+import argparse
+
+from pytest_toll.core.limits import DEFAULT_TIMEOUT, DEFAULT_WINDOW
+
+
+def positive_whole_number(value: str) -> int:
+    """An argparse type: a whole number above zero (``1_000_000`` and ``1,000,000`` read too)."""
+    try:
+        number = int(value.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive whole number, not {value!r}"
+        ) from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, not {value!r}")
+    return number
+
+
+def add_json_option(parser: argparse.ArgumentParser, what: str = "a JSON report") -> None:
+    parser.add_argument("--json", action="store_true", help=f"print {what}")
+
+
+def add_window_option(parser: argparse.ArgumentParser, shown: str = "the share") -> None:
+    parser.add_argument(
+        "--window",
+        type=positive_whole_number,
+        default=DEFAULT_WINDOW,
+        metavar="N",
+        help=f"context window {shown} is shown against (default {DEFAULT_WINDOW:,})",
+    )
+
+
+def add_top_option(parser: argparse.ArgumentParser, default: int | None, help_text: str) -> None:
+    parser.add_argument(
+        "--top", type=positive_whole_number, default=default, metavar="N", help=help_text
+    )
+
+
+def add_count_tokens_options(parser: argparse.ArgumentParser, exact_help: str) -> None:
+    """``--exact`` with the count_tokens endpoint's base URL and timeout."""
+    parser.add_argument("--exact", action="store_true", help=exact_help)
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="count_tokens base URL (default ANTHROPIC_BASE_URL or the public API)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help=f"count_tokens timeout (default {DEFAULT_TIMEOUT:g} s)",
+    )

@@ -1,0 +1,191 @@
+"""The rules of the house (ARCHITECTURE.md), checked on the package's source.
+
+- no import cycle between the package's modules, imports inside functions included;
+- no module over 600 lines;
+- pytest imported only by the pytest adapter;
+- the package's own modules imported at the top of a file, so the dependency graph is the one a
+  reader (and a linter) sees; the one exception is the plugin's entry module, which defers the
+  gate until ``--toll`` is on so that a plain ``pytest`` run pays nothing for it;
+- ``import pytest_toll.plugin`` stays cheap: no tokenizer, no HTTP client, no YAML library.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "pytest_toll"
+MAX_LINES = 600
+#: The pytest adapter: the only modules that may import pytest.
+ADAPTER = frozenset(
+    {"pytest_toll.plugin", "pytest_toll.items", "pytest_toll.fixture", "pytest_toll._keys"}
+)
+#: Modules allowed to import the package's own modules inside functions, and why.
+DEFERRED_OWN_IMPORTS = {
+    "pytest_toll.plugin": "loaded by every pytest run: the gate loads only under --toll",
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    imported: str
+    line: int
+    top_level: bool
+    type_checking: bool
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _resolve(importer: str, node: ast.ImportFrom, is_package: bool) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = importer.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> Iterator[Import]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_package = path.name == "__init__.py"
+
+    def targets(node: ast.Import | ast.ImportFrom) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [alias.name for alias in node.names]
+        base = _resolve(name, node, is_package)
+        # ``from pytest_toll.core import tokens`` imports the submodule, not only the package.
+        found = [
+            f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules
+        ]
+        return found or [base]
+
+    def visit(node: ast.AST, top_level: bool, type_checking: bool) -> Iterator[Import]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                for target in targets(child):
+                    yield Import(name, target, child.lineno, top_level, type_checking)
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                yield from visit(child, False, type_checking)
+            elif isinstance(child, ast.If) and _is_type_checking(child.test):
+                for statement in child.body:
+                    yield from visit(ast.Module(body=[statement], type_ignores=[]), top_level, True)
+                for statement in child.orelse:
+                    yield from visit(
+                        ast.Module(body=[statement], type_ignores=[]), top_level, type_checking
+                    )
+            else:
+                yield from visit(child, top_level, type_checking)
+
+    yield from visit(tree, True, False)
+
+
+def _all_imports() -> list[Import]:
+    modules = _modules()
+    return [found for name, path in modules.items() for found in _imports(name, path, modules)]
+
+
+def _own(module: str) -> bool:
+    return module == "pytest_toll" or module.startswith("pytest_toll.")
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    too_long = {
+        name: count
+        for name, path in _modules().items()
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert too_long == {}
+
+
+def test_only_the_adapter_imports_pytest() -> None:
+    offenders = sorted(
+        f"{found.importer}:{found.line}"
+        for found in _all_imports()
+        if found.imported.split(".")[0] in {"pytest", "_pytest"}
+        and found.importer not in ADAPTER
+        and not found.type_checking
+    )
+    assert offenders == []
+
+
+def test_own_modules_are_imported_at_the_top() -> None:
+    offenders = sorted(
+        f"{found.importer}:{found.line} imports {found.imported}"
+        for found in _all_imports()
+        if _own(found.imported)
+        and not found.top_level
+        and found.importer not in DEFERRED_OWN_IMPORTS
+    )
+    assert offenders == []
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle in ``graph``, as the path that closes it, or None."""
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for neighbour in sorted(graph.get(node, ())):
+            if state.get(neighbour) == 1:
+                return [*stack[stack.index(neighbour) :], neighbour]
+            if neighbour not in state and (found := visit(neighbour)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_no_import_cycles_between_the_package_modules() -> None:
+    modules = _modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for found in _all_imports():
+        if found.type_checking or not _own(found.imported) or found.imported not in modules:
+            continue
+        # A package's __init__ re-exporting its own modules is not a cycle with them.
+        if found.importer != found.imported and not found.imported.startswith(found.importer + "."):
+            graph[found.importer].add(found.imported)
+    assert _cycle(graph) is None
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_importing_the_plugin_loads_no_heavy_library() -> None:
+    heavy = ["tiktoken", "httpx", "yaml", "ruamel", "jsonschema", "orjson"]
+    script = (
+        "import sys, pytest, pytest_toll.plugin\n"
+        f"print(','.join(name for name in {heavy!r} if name in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == ""
