@@ -34,6 +34,8 @@ VERBS: list[tuple[str, str, str]] = [
     ("diff", "pytest_toll.cli.diff", "compare two JSON reports; --allow-increase makes it a gate"),
     ("measure", "pytest_toll.cli.measure", "what one call costs before it is sent, part by part"),
     ("calibrate", "pytest_toll.cli.calibrate", "re-derive a tokenizer scale factor from samples"),
+    ("github", "pytest_toll.cli.github", "the GitHub loop: outputs, PR comment, ratchet, badge"),
+    ("init", "pytest_toll.cli.init", "write a starter toll.yaml from what the repository declares"),
 ]
 
 

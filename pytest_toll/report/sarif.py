@@ -20,6 +20,18 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/pytest-toll/"
 
 _LEVEL = {"error": "error", "warn": "warning", "info": "note"}
+#: What to do about a gate failure, shown as the rule's help text.
+GATE_HELP = {
+    "toll/regressed": "Shrink what grew (the comment lists the biggest per-tool changes), or "
+    "accept it on purpose: pytest --toll --toll-update --toll-allow-increase, and review the "
+    "diff of toll.yaml.",
+    "toll/over-budget": "Shrink the definitions or skill, or raise the entry's budget in "
+    "toll.yaml on purpose.",
+    "toll/error": "Make the source measurable (start the server, fix the path), then rerun.",
+    "toll/stale": "Remove the entry from toll.yaml, or run what it names.",
+}
+
+
 GATE_RULES = {
     "regressed": ("toll/regressed", "A measured cost rose above its pin in toll.yaml."),
     "over_budget": ("toll/over-budget", "A measured cost is above its budget in toll.yaml."),
@@ -54,6 +66,10 @@ def render(report: ReportDict, ledger_uri: str) -> dict[str, Any]:
                 {
                     "id": rule_id,
                     "shortDescription": {"text": description},
+                    "fullDescription": {
+                        "text": f"{description} pytest --toll fails the run on it."
+                    },
+                    "help": {"text": GATE_HELP[rule_id]},
                     "defaultConfiguration": {"level": "error"},
                 },
             )
@@ -75,7 +91,14 @@ def render(report: ReportDict, ledger_uri: str) -> dict[str, Any]:
             rule_id = str(finding.get("rule"))
             rules.setdefault(
                 rule_id,
-                {"id": rule_id, "shortDescription": {"text": f"pytest-toll rule {rule_id}"}},
+                {
+                    "id": rule_id,
+                    "shortDescription": {"text": f"pytest-toll rule {rule_id}"},
+                    "fullDescription": {"text": str(finding.get("message"))},
+                    "help": {
+                        "text": str(finding.get("hint") or "See the rule's section in the docs.")
+                    },
+                },
             )
             subject = finding.get("subject")
             text = f"{label}: " + (f"{subject}: " if subject else "") + str(finding.get("message"))

@@ -72,6 +72,7 @@ def run_action(
             **extra_env,
             "GITHUB_ACTION_PATH": str(ACTION_DIR),
             "GITHUB_WORKSPACE": str(workspace),
+            "RUNNER_TEMP": str(workspace / ".runner-temp"),
         }
         env.update(
             {key: substitute(str(value), values) for key, value in step.get("env", {}).items()}
@@ -113,7 +114,18 @@ def test_action_is_a_composite_whose_expressions_name_declared_inputs() -> None:
         assert "${{" not in step["run"]
         text = yaml.safe_dump({k: v for k, v in step.items() if k != "run"})
         used |= {evaluate(m, {n: n for n in declared}) for m in EXPRESSION.findall(text)}
+        used |= set(re.findall(r"inputs\.([A-Za-z0-9_-]+)", step.get("if", "")))
     assert used == declared
+
+
+def invocations(log: Path) -> list[list[str]]:
+    """The recorded argument lists, one per run of the fake python (each starts with -m)."""
+    runs: list[list[str]] = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        if line == "-m":
+            runs.append([])
+        runs[-1].append(line)
+    return runs
 
 
 def test_install_step_installs_this_repository(
@@ -122,12 +134,17 @@ def test_install_step_installs_this_repository(
     fake, log = recording_python
     results = run_action({"python": str(fake), "update": "true", "args": "-n 2"}, tmp_path, {})
     assert [result.returncode for result in results] == [0, 0]
-    install, pytest_args = log.read_text(encoding="utf-8").split("-m\n")[1:]
-    install_args = install.split()
-    assert install_args[:4] == ["pip", "install", "--disable-pip-version-check", "-q"]
-    assert Path(install_args[4]).resolve() == ROOT
+    install, pytest_args, outputs = invocations(log)
+    assert install[:5] == ["-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    assert Path(install[5]).resolve() == ROOT
+    assert install[6:] == ["pytest-xdist"]  # args use -n
     assert 'name = "pytest-toll"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert pytest_args.split() == ["pytest", "--toll", "--toll-update", "-n", "2"]
+    reports = tmp_path / ".runner-temp" / "pytest-toll"
+    assert pytest_args == [
+        "-m", "pytest", "--toll", f"--toll-json={reports}/toll.json",
+        f"--toll-markdown={reports}/toll.md", "--toll-update", "-n", "2",
+    ]  # fmt: skip
+    assert outputs[:6] == ["-m", "pytest_toll", "github", "outputs", "--exit-code", "0"]
 
 
 def test_install_none_skips_and_a_requirement_goes_to_pip(
@@ -135,7 +152,10 @@ def test_install_none_skips_and_a_requirement_goes_to_pip(
 ) -> None:
     fake, log = recording_python
     run_action({"python": str(fake), "install": "none"}, tmp_path, {})
-    assert log.read_text(encoding="utf-8").split() == ["-m", "pytest", "--toll"]
+    assert [run[:3] for run in invocations(log)] == [
+        ["-m", "pytest", "--toll"],
+        ["-m", "pytest_toll", "github"],
+    ]
     log.unlink()
     run_action({"python": str(fake), "install": "pytest-toll==0.1.0 pytest-xdist"}, tmp_path, {})
     assert log.read_text(encoding="utf-8").split()[:7] == [
@@ -161,10 +181,12 @@ def test_report_inputs_and_arguments_are_passed_without_globbing_or_injection(
         tmp_path,
         {},
     )
-    assert log.read_text(encoding="utf-8").splitlines() == [
+    reports = tmp_path / ".runner-temp" / "pytest-toll"
+    assert invocations(log)[0] == [
         "-m",
         "pytest",
         "--toll",
+        f"--toll-json={reports}/toll.json",
         "--toll-markdown=out/toll report.md",
         "--toll-badge=out/badge.svg",
         "--toll-sarif=$(touch injected).sarif",
@@ -186,7 +208,8 @@ def test_workflow_template_gate_and_ratchet() -> None:
     gate, ratchet = workflow["jobs"]["gate"], workflow["jobs"]["ratchet"]
     assert gate["if"] == "github.event_name == 'pull_request'"
     assert ratchet["if"] == "github.event_name == 'push'"
-    assert "permissions" not in gate  # inherits contents: read
+    # The gate may comment on the pull request; nothing else.
+    assert gate["permissions"] == {"contents": "read", "pull-requests": "write"}
     assert ratchet["permissions"] == {"contents": "write", "pull-requests": "write"}
     for job in (gate, ratchet):
         assert job["concurrency"]["group"]
@@ -201,9 +224,9 @@ def test_workflow_template_gate_and_ratchet() -> None:
     assert [s["with"]["update"] for s in ratchet["steps"] if "toll@" in s.get("uses", "")] == [
         "true"
     ]
-    opener = ratchet["steps"][-1]["run"]
-    for command in ("git diff --quiet", "git switch -C", "git push --force", "gh pr create"):
-        assert command in opener
+    # The action itself proposes or retires the ratchet pull request and publishes the badge.
+    last = ratchet["steps"][-1]["with"]
+    assert (last["ratchet"], last["badge-branch"]) == ("true", "toll-badge")
     assert "GITHUB_TOKEN" in TEMPLATE.read_text(encoding="utf-8")  # the caveats are documented
 
 

@@ -1,0 +1,298 @@
+"""The GitHub loop after ``pytest --toll``: action outputs, the sticky pull-request comment,
+the ratchet pull request and the badge branch. The composite action calls these through
+``toll github STEP``; each is plain Python over files, git and :mod:`github_api`.
+
+- **outputs**: ``verdict`` (passed / failed / could-not-judge), ``fixed-cost``,
+  ``ledger-changed`` and the report paths, appended to ``$GITHUB_OUTPUT``;
+- **comment**: one comment per pull request and ledger, found again by a hidden marker and
+  updated in place on every push, never a second. A fork's read-only token (or any 401/403/
+  404) skips it with a notice: the gate's verdict stands either way;
+- **ratchet**: when ``--toll-update`` lowered pins, the ledger is committed (without touching
+  the checkout) onto ``toll/ratchet``, force-pushed, and its pull request opened or updated;
+  when nothing can drop, an open ratchet pull request is closed and the branch deleted, so a
+  stale pin can never be merged;
+- **badge**: the SVG and shields endpoint JSON force-pushed as the only commit of a branch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.report import github as actions
+from pytest_toll.report.github_api import GitHub, GitHubError
+
+PASSED = "passed"
+FAILED = "failed"
+COULD_NOT_JUDGE = "could-not-judge"
+#: pytest's exit codes for "tests ran": 0 all passed, 1 some failed.
+_RAN = (0, 1)
+MARKER = "<!-- pytest-toll:comment {key} -->"
+COMMENT_LIMIT = 65_536
+RATCHET_TITLE = "toll: lower the pins that improved"
+BOT_NAME = "github-actions[bot]"
+BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
+BADGE_FILES = ("toll-badge.svg", "toll-badge.json")
+
+
+def notice(message: str, stream: TextIO, level: str = actions.NOTICE) -> None:
+    stream.write(actions.Annotation(level, message, title="pytest-toll").render() + "\n")
+
+
+# --- outputs ----------------------------------------------------------------------------
+
+
+def load_report(path: Path | None) -> dict[str, Any] | None:
+    if path is None or not path.is_file():
+        return None
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def verdict(report: Mapping[str, Any] | None, exit_code: int) -> str:
+    """A budget or pin broken is ``failed``; no report, a crash or an unmeasured entry (with
+    nothing broken) is ``could-not-judge``; else pytest's own exit code decides."""
+    if report is None or exit_code not in _RAN:
+        return COULD_NOT_JUDGE
+    entries = report.get("entries", [])
+    if any(e.get("failed") and e.get("outcome") != "error" for e in entries):
+        return FAILED
+    if any(e.get("outcome") == "error" for e in entries):
+        return COULD_NOT_JUDGE
+    return PASSED if exit_code == 0 else FAILED
+
+
+def git(args: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None) -> str:
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise CouldNotJudge(f"git {' '.join(args)}: {done.stderr.strip() or done.returncode}")
+    return done.stdout.strip()
+
+
+def ledger_changed(ledger: Path) -> bool:
+    """Whether the ledger differs from the checked-out commit (or is new). A missing ledger
+    is an error: ``git diff`` on a missing path would quietly say "unchanged"."""
+    if not ledger.is_file():
+        raise CouldNotJudge(
+            f"{ledger}: no ledger there (the action's `ledger` input is relative to its "
+            "`working-directory`)"
+        )
+    return bool(git(["status", "--porcelain", "--", ledger.name], ledger.parent))
+
+
+def write_github_output(values: Mapping[str, str], path: Path) -> None:
+    """Append ``name=value`` pairs in the delimiter form, which no value can break."""
+    with path.open("a", encoding="utf-8", newline="\n") as file:
+        for name, value in values.items():
+            delimiter = f"toll_{secrets.token_hex(8)}"
+            file.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+
+
+def outputs(
+    report_path: Path | None,
+    exit_code: int,
+    ledger: Path,
+    reports: Mapping[str, str],
+) -> dict[str, str]:
+    report = load_report(report_path)
+    fixed = "" if report is None else str((report.get("fixed_cost") or {}).get("tokens", ""))
+    try:
+        changed = "true" if ledger_changed(ledger) else "false"
+    except CouldNotJudge:
+        changed = "true" if report is not None and report.get("ledger_written") else "false"
+    return {
+        "verdict": verdict(report, exit_code),
+        "fixed-cost": fixed,
+        "ledger-changed": changed,
+        **{name: path for name, path in reports.items() if path},
+    }
+
+
+# --- the sticky comment ------------------------------------------------------------------
+
+
+def event(environ: Mapping[str, str]) -> Mapping[str, Any]:
+    path = environ.get("GITHUB_EVENT_PATH")
+    if not path or not Path(path).is_file():
+        return {}
+    loaded = json.loads(Path(path).read_text(encoding="utf-8"))
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def pull_request(environ: Mapping[str, str]) -> tuple[int, bool] | None:
+    """``(number, from_a_fork)`` on a pull-request event, else None."""
+    data = event(environ)
+    pull = data.get("pull_request")
+    if not isinstance(pull, Mapping) or "number" not in pull:
+        return None
+    head_repo = (pull.get("head") or {}).get("repo") or {}
+    base_repo = (pull.get("base") or {}).get("repo") or data.get("repository") or {}
+    from_fork = head_repo.get("full_name") != base_repo.get("full_name")
+    return int(pull["number"]), from_fork
+
+
+def comment_body(markdown: str, key: str) -> str:
+    marker = MARKER.format(key=key)
+    room = COMMENT_LIMIT - len(marker) - 1
+    return f"{marker}\n{markdown[:room]}"
+
+
+def sticky_comment(api: GitHub, number: int, body: str) -> tuple[str, int]:
+    """Update the comment carrying ``body``'s marker line, or create it: ``(verb, id)``."""
+    marker = body.split("\n", 1)[0]
+    for comment in api.comments(number):
+        if str(comment.get("body", "")).startswith(marker):
+            updated = api.update_comment(int(comment["id"]), body)
+            return "updated", int(updated.get("id", comment["id"]))
+    created = api.create_comment(number, body)
+    return "created", int(created["id"])
+
+
+def comment(markdown: Path, key: str, environ: Mapping[str, str], stream: TextIO) -> int:
+    """Post or refresh the pull request's report comment; every refusal is a notice, exit 0."""
+    found = pull_request(environ)
+    if found is None:
+        notice("not a pull request event: no comment", stream)
+        return 0
+    number, from_fork = found
+    if from_fork:
+        notice(
+            f"pull request #{number} comes from a fork, whose token cannot comment: the "
+            "report is in the job summary; the gate still decides",
+            stream,
+        )
+        return 0
+    if not markdown.is_file():
+        notice(f"{markdown}: no Markdown report to post", stream, actions.WARNING)
+        return 0
+    try:
+        api = GitHub.from_environment(environ)
+        verb, comment_id = sticky_comment(
+            api, number, comment_body(markdown.read_text(encoding="utf-8"), key)
+        )
+    except GitHubError as error:
+        level = actions.NOTICE if error.forbidden else actions.WARNING
+        notice(f"no pull-request comment: {error}", stream, level)
+        return 0
+    stream.write(f"pytest-toll: {verb} comment {comment_id} on pull request #{number}\n")
+    return 0
+
+
+# --- the ratchet -------------------------------------------------------------------------
+
+
+def _commit_file(ledger: Path, message: str) -> str:
+    """A commit on top of HEAD whose only change is the ledger, made in a scratch index so
+    the checkout and its index stay as they are."""
+    cwd = ledger.parent
+    prefix = git(["rev-parse", "--show-prefix"], cwd)
+    blob = git(["hash-object", "-w", "--", ledger.name], cwd)
+    with tempfile.TemporaryDirectory() as scratch:
+        index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        git(["read-tree", "HEAD"], cwd, index)
+        git(
+            ["update-index", "--add", "--cacheinfo", f"100644,{blob},{prefix}{ledger.name}"],
+            cwd,
+            index,
+        )
+        tree = git(["write-tree"], cwd, index)
+    author = {
+        "GIT_AUTHOR_NAME": BOT_NAME,
+        "GIT_AUTHOR_EMAIL": BOT_EMAIL,
+        "GIT_COMMITTER_NAME": BOT_NAME,
+        "GIT_COMMITTER_EMAIL": BOT_EMAIL,
+    }
+    return git(["commit-tree", tree, "-p", "HEAD", "-m", message], cwd, author)
+
+
+def ratchet(
+    ledger: Path,
+    *,
+    branch: str,
+    base: str,
+    body: str,
+    api: GitHub,
+    stream: TextIO,
+    remote: str = "origin",
+) -> str:
+    """Propose the lowered pins, or retire a proposal gone stale. Returns what it did."""
+    open_pulls = api.open_pulls(branch, base)
+    if not ledger_changed(ledger):
+        if not open_pulls:
+            stream.write("pytest-toll: no pin can be lowered; nothing to propose\n")
+            return "nothing"
+        for pull in open_pulls:
+            api.create_comment(
+                int(pull["number"]),
+                f"Closed by pytest-toll: `{base}` no longer measures below its pins, so "
+                "these lower pins would fail the gate. A later improvement opens a new one.",
+            )
+            api.update_pull(int(pull["number"]), state="closed")
+        api.delete_branch(branch)
+        stream.write(
+            f"pytest-toll: nothing can drop; closed #{', #'.join(str(p['number']) for p in open_pulls)}"
+            f" and deleted {branch}\n"
+        )
+        return "closed"
+    commit = _commit_file(ledger, RATCHET_TITLE)
+    git(["push", "--force", remote, f"{commit}:refs/heads/{branch}"], ledger.parent)
+    if open_pulls:
+        number = int(open_pulls[0]["number"])
+        api.update_pull(number, body=body)
+        stream.write(f"pytest-toll: pull request #{number} now carries the lowered pins\n")
+        return "updated"
+    created = api.create_pull(branch, base, RATCHET_TITLE, body)
+    stream.write(f"pytest-toll: opened pull request #{created['number']} with the lowered pins\n")
+    return "opened"
+
+
+# --- the badge branch --------------------------------------------------------------------
+
+
+def publish_badge(svg: Path, branch: str, cwd: Path, stream: TextIO, remote: str = "origin") -> str:
+    """Force-push the badge SVG and its endpoint JSON as the only commit of ``branch``;
+    nothing is pushed when the branch already holds the same two files."""
+    endpoint = svg.with_suffix(".json")
+    for path in (svg, endpoint):
+        if not path.is_file():
+            raise CouldNotJudge(f"{path}: no badge to publish (give the action a `badge` path)")
+    with tempfile.TemporaryDirectory() as scratch:
+        index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        for name, path in zip(BADGE_FILES, (svg, endpoint)):
+            blob = git(["hash-object", "-w", "--", str(path.resolve())], cwd)
+            git(["update-index", "--add", "--cacheinfo", f"100644,{blob},{name}"], cwd, index)
+        tree = git(["write-tree"], cwd, index)
+    try:
+        git(["fetch", "--quiet", "--depth=1", remote, f"refs/heads/{branch}"], cwd)
+        current = git(["rev-parse", "FETCH_HEAD^{tree}"], cwd)
+    except CouldNotJudge:
+        current = ""
+    if current == tree:
+        stream.write(f"pytest-toll: {branch} already shows this badge\n")
+        return "unchanged"
+    author = {
+        "GIT_AUTHOR_NAME": BOT_NAME,
+        "GIT_AUTHOR_EMAIL": BOT_EMAIL,
+        "GIT_COMMITTER_NAME": BOT_NAME,
+        "GIT_COMMITTER_EMAIL": BOT_EMAIL,
+    }
+    commit = git(["commit-tree", tree, "-m", "toll: the context-cost badge"], cwd, author)
+    git(["push", "--force", remote, f"{commit}:refs/heads/{branch}"], cwd)
+    stream.write(f"pytest-toll: published the badge to {branch}\n")
+    return "published"
