@@ -11,6 +11,7 @@ from pathlib import Path
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK
 from pytest_toll.core.errors import UsageError
 from pytest_toll.gate import starter as starters
+from pytest_toll.gate.ledger import load_ledger
 
 #: An existing ledger is never overwritten: the same code pytest gives a usage error.
 EXIT_LEDGER_EXISTS = 4
@@ -77,7 +78,6 @@ def run(args: argparse.Namespace) -> int:
 def _check_loads(text: str, root: Path) -> Path:
     """Write ``text`` to a temporary file beside the ledger and load it as pytest would:
     a starter that ``pytest --toll`` refuses would be worse than none."""
-    from pytest_toll.gate.ledger import load_ledger
 
     descriptor, name = tempfile.mkstemp(prefix=".toll-init-", suffix=".yaml", dir=root)
     with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as file:

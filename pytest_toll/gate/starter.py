@@ -24,13 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.gate.measurement import EntryContext
 from pytest_toll.gate.measurers import (
     SKILL_LEVELS,
-    EntryContext,
-    measure_servers,
-    measure_skills,
-    measure_transcripts,
+    measure_servers_entry,
+    measure_skills_entry,
+    measure_transcripts_entry,
 )
+from pytest_toll.skills.measure import find_skill_folders
+from pytest_toll.transcripts.decisions import SHAPES_TO_DECIDE, initial_settings
+from pytest_toll.transcripts.scan import ReadOptions, scan
 
 #: Project files that declare MCP servers, in the order their entries are taken (the first
 #: declaration of a name wins). Each maps to the key its servers live under.
@@ -179,7 +182,6 @@ def _discover_servers(root: Path) -> tuple[list[DeclaredServer], list[str]]:
 
 def _discover_skills(root: Path) -> list[tuple[str, str]]:
     # Imported here: the skills module pulls in the tokenizer's helpers and YAML.
-    from pytest_toll.skills.measure import find_skill_folders
 
     found: list[tuple[str, str]] = []
     names: set[str] = set()
@@ -233,10 +235,7 @@ def _failing(label: str, findings: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _transcripts_entry(root: Path, relative: str) -> dict[str, Any]:
-    from pytest_toll.transcripts.decisions import SHAPES_TO_DECIDE, initial_settings
-    from pytest_toll.transcripts.scan import scan
-
-    report = scan([root / relative])
+    report = scan([root / relative], ReadOptions())
     threshold, pin = initial_settings([row.ok_tokens for row in report.shapes], report.waste_ratio)
     heaviest = sorted(report.shapes, key=lambda row: -row.ok_tokens)[:SHAPES_TO_DECIDE]
     decisions = {
@@ -261,7 +260,7 @@ def measure(discovery: Discovery, headroom: float = HEADROOM) -> Starter:
             starter.servers.append((server, server.unusable))
             continue
         try:
-            measured = measure_servers(server.name, server.entry, context)
+            measured = measure_servers_entry(server.name, server.entry, context)
         except CouldNotJudge as error:
             starter.servers.append((server, str(error)))
             continue
@@ -272,7 +271,7 @@ def measure(discovery: Discovery, headroom: float = HEADROOM) -> Starter:
         starter.failing_findings += _failing(f"servers.{server.name}", measured.findings)
     for name, path in discovery.skills:
         try:
-            measured = measure_skills(name, {"path": path}, context)
+            measured = measure_skills_entry(name, {"path": path}, context)
         except CouldNotJudge as error:
             starter.skills.append((name, path, str(error)))
             continue
@@ -283,7 +282,7 @@ def measure(discovery: Discovery, headroom: float = HEADROOM) -> Starter:
     if discovery.transcripts is not None:
         try:
             entry = _transcripts_entry(discovery.root, discovery.transcripts)
-            checked = measure_transcripts("transcripts", entry, context)
+            checked = measure_transcripts_entry("transcripts", entry, context)
             starter.transcripts = entry
             starter.failing_findings += _failing("transcripts", checked.findings)
         except CouldNotJudge as error:

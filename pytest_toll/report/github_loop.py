@@ -42,7 +42,9 @@ BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
 BADGE_FILES = ("toll-badge.svg", "toll-badge.json")
 
 
-def notice(message: str, stream: TextIO, level: str = actions.NOTICE) -> None:
+def notice(
+    message: str, stream: TextIO, level: actions.AnnotationLevel = actions.ANNOTATION_NOTICE
+) -> None:
     stream.write(actions.Annotation(level, message, title="pytest-toll").render() + "\n")
 
 
@@ -179,7 +181,7 @@ def comment(markdown: Path, key: str, environ: Mapping[str, str], stream: TextIO
         )
         return 0
     if not markdown.is_file():
-        notice(f"{markdown}: no Markdown report to post", stream, actions.WARNING)
+        notice(f"{markdown}: no Markdown report to post", stream, actions.ANNOTATION_WARNING)
         return 0
     try:
         api = GitHub.from_environment(environ)
@@ -187,7 +189,9 @@ def comment(markdown: Path, key: str, environ: Mapping[str, str], stream: TextIO
             api, number, comment_body(markdown.read_text(encoding="utf-8"), key)
         )
     except GitHubError as error:
-        level = actions.NOTICE if error.forbidden else actions.WARNING
+        level: actions.AnnotationLevel = (
+            actions.ANNOTATION_NOTICE if error.forbidden else actions.ANNOTATION_WARNING
+        )
         notice(f"no pull-request comment: {error}", stream, level)
         return 0
     stream.write(f"pytest-toll: {verb} comment {comment_id} on pull request #{number}\n")
