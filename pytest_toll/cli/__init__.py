@@ -34,6 +34,7 @@ VERBS: list[tuple[str, str, str]] = [
     ("diff", "pytest_toll.cli.diff", "compare two JSON reports; --allow-increase makes it a gate"),
     ("measure", "pytest_toll.cli.measure", "what one call costs before it is sent, part by part"),
     ("calibrate", "pytest_toll.cli.calibrate", "re-derive a tokenizer scale factor from samples"),
+    ("trend", "pytest_toll.cli.trend", "every pin's history, from the ledger's git log"),
 ]
 
 
