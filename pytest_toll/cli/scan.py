@@ -6,6 +6,7 @@ import argparse
 import json
 
 from pytest_toll.cli import EXIT_OK
+from pytest_toll.cli._html import add_html_option, write_page
 from pytest_toll.cli._transcripts import (
     _positive,
     add_root_options,
@@ -27,6 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="rows to show (default 20; --json: all)",
     )
     parser.add_argument("--json", action="store_true", help="print the JSON report")
+    add_html_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +36,11 @@ def run(args: argparse.Namespace) -> int:
 
     report = scan(roots_of(args), **reading_options(args))
     report_problems(report.problems, report.unreadable_by_file)
+    if args.html is not None:
+        from pytest_toll.report.html import render_page
+
+        scanned = report.top(args.top).as_dict()
+        write_page(args.html, render_page("toll scan: the toll table", scan=scanned))
     if args.json:
         shown = report.top(args.top)
         print(json.dumps(shown.as_dict(), indent=2, ensure_ascii=False))

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
+from pytest_toll.cli._html import add_html_option, write_page
 
 
 def _window(value: str) -> int:
@@ -23,6 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "path", metavar="PATH", help="a skill folder (holding SKILL.md) or a folder of them"
     )
     parser.add_argument("--json", action="store_true", help="print a JSON report")
+    add_html_option(parser)
     parser.add_argument(
         "--window",
         type=_window,
@@ -41,6 +43,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.path:
         return fail("PATH is empty")
     report = measure_skills(Path(args.path), window=args.window)
+    if args.html is not None:
+        from pytest_toll.report.html import render_page
+
+        page = render_page(f"toll skills: {args.path}", skills=report.as_dict(), window=args.window)
+        write_page(args.html, page)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
     else:

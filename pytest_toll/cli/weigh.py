@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
+from pytest_toll.cli._html import add_html_option, write_page
 
 if TYPE_CHECKING:
     from pytest_toll.definitions.tools import ToolsReport
@@ -34,6 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a stdio MCP server, started without a shell",
     )
     parser.add_argument("--json", action="store_true", help="print the JSON report")
+    add_html_option(parser)
     parser.add_argument(
         "--window", type=int, default=1_000_000, metavar="N", help="context window (default 1M)"
     )
@@ -132,6 +134,11 @@ def run(args: argparse.Namespace) -> int:
         window=args.window,
         settings=settings,
     )
+    if args.html is not None:
+        from pytest_toll.report.html import render_page
+
+        page = render_page(f"toll weigh: {report.target}", tools=[report.as_dict()])
+        write_page(args.html, page)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
     else:
