@@ -79,6 +79,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--toll-markdown", metavar="PATH", help="write a Markdown report")
     group.addoption("--toll-badge", metavar="PATH", help="write a badge (SVG, and JSON beside)")
     group.addoption("--toll-sarif", metavar="PATH", help="write a SARIF report")
+    group.addoption(
+        "--toll-html", metavar="PATH", help="write one self-contained HTML page (charts, trends)"
+    )
     for name, help_text in (
         ("ledger", "path of the toll.yaml ledger, relative to the ini file"),
         ("strict", "fail on stale ledger entries (true/false)"),
@@ -88,6 +91,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("markdown", "write a Markdown report to this path"),
         ("badge", "write a badge to this path"),
         ("sarif", "write a SARIF report to this path"),
+        ("html", "write a self-contained HTML page to this path"),
     ):
         parser.addini(f"toll_{name}", help_text, type="string", default="")
 
@@ -129,7 +133,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def _sources(config: pytest.Config) -> Sources:
     from pytest_toll.gate.settings import Sources
 
-    names = ("ledger", "strict", "json", "window", "tolerance", "markdown", "badge", "sarif")
+    names = (
+        "ledger", "strict", "json", "window", "tolerance", "markdown", "badge", "sarif", "html"
+    )  # fmt: skip
     inipath = config.inipath
     return Sources(
         cli={name: config.getoption(f"toll_{name}") for name in names},
@@ -345,19 +351,34 @@ def _ledger_name(config: pytest.Config) -> str:
 def _write_outputs(state: TollState, report: ReportDict) -> None:
     settings = state.settings
     github = os.environ.get("GITHUB_ACTIONS") == "true"
-    if not (github or settings.markdown or settings.badge or settings.sarif):
+    if not (github or settings.markdown or settings.badge or settings.sarif or settings.html):
         return
     try:
         from pytest_toll.report.outputs import write_outputs
+
+        trend = _ledger_trend(settings.ledger) if settings.html else None
 
         write_outputs(
             report,
             markdown=settings.markdown,
             badge=settings.badge,
             sarif=settings.sarif,
+            html=settings.html,
+            trend=trend,
             github=github,
             ledger_path=settings.ledger,
             warn=state.warnings.append,
         )
     except Exception as error:  # a report file must never hide the gate's verdict
         state.warnings.append(f"could not write the CI outputs: {error}")
+
+
+def _ledger_trend(ledger: Path) -> dict[str, Any] | None:
+    """The pins' history for the HTML page; a ledger outside git simply has none."""
+    from pytest_toll.core.errors import CouldNotJudge
+    from pytest_toll.gate.trend import trend
+
+    try:
+        return trend(ledger).as_dict()
+    except CouldNotJudge:
+        return None

@@ -36,6 +36,7 @@ VERBS: list[tuple[str, str, str]] = [
     ("calibrate", "pytest_toll.cli.calibrate", "re-derive a tokenizer scale factor from samples"),
     ("github", "pytest_toll.cli.github", "the GitHub loop: outputs, PR comment, ratchet, badge"),
     ("init", "pytest_toll.cli.init", "write a starter toll.yaml from what the repository declares"),
+    ("trend", "pytest_toll.cli.trend", "every pin's history, from the ledger's git log"),
 ]
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from pytest_toll.cli import EXIT_OK
+from pytest_toll.cli._html import add_html_option, write_page
 from pytest_toll.cli._transcripts import (
     add_root_options,
     read_options,
@@ -13,6 +14,7 @@ from pytest_toll.cli._transcripts import (
     roots_of,
 )
 from pytest_toll.cli.options import add_json_option, add_top_option
+from pytest_toll.report.html import render_page
 from pytest_toll.transcripts.outcomes import OUTCOME_OK, OUTCOMES
 from pytest_toll.transcripts.report import ScanReport
 from pytest_toll.transcripts.scan import scan
@@ -24,11 +26,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_root_options(parser)
     add_top_option(parser, None, "rows to show (default 20; --json: all)")
     add_json_option(parser, "the JSON report")
+    add_html_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     report = scan(roots_of(args), read_options(args))
     report_problems(report.problems, report.unreadable_by_file)
+    if args.html is not None:
+        scanned = report.top(args.top).as_dict()
+        write_page(args.html, render_page("toll scan: the toll table", scan=scanned))
     if args.json:
         shown = report.top(args.top)
         print(json.dumps(shown.as_dict(), indent=2, ensure_ascii=False))

@@ -6,8 +6,10 @@ import argparse
 import json
 
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
+from pytest_toll.cli._html import add_html_option, write_page
 from pytest_toll.cli.options import add_json_option, add_window_option
 from pytest_toll.core.findings import has_errors
+from pytest_toll.report.html import render_page
 from pytest_toll.skills.measure import measure_skills
 from pytest_toll.skills.render import render_text
 
@@ -17,6 +19,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "path", metavar="PATH", help="a skill folder (holding SKILL.md) or a folder of them"
     )
     add_json_option(parser)
+    add_html_option(parser)
     add_window_option(parser, "the always-loaded metadata")
 
 
@@ -26,6 +29,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.path:
         return fail("PATH is empty")
     report = measure_skills(Path(args.path), window=args.window)
+    if args.html is not None:
+        page = render_page(f"toll skills: {args.path}", skills=report.as_dict(), window=args.window)
+        write_page(args.html, page)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
     else:

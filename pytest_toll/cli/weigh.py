@@ -15,12 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
+from pytest_toll.cli._html import add_html_option, write_page
 from pytest_toll.cli.options import add_json_option, add_window_option
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import RuleSettings, has_errors
 from pytest_toll.definitions.rules import DEFAULT_THRESHOLDS, RULE_IDS
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.definitions.weigh import ToolsReport
+from pytest_toll.report.html import render_page
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a stdio MCP server, started without a shell",
     )
     add_json_option(parser, "the JSON report")
+    add_html_option(parser)
     add_window_option(parser)
     parser.add_argument(
         "--check-order",
@@ -127,6 +130,9 @@ def run(args: argparse.Namespace) -> int:
         window=args.window,
         settings=settings,
     )
+    if args.html is not None:
+        page = render_page(f"toll weigh: {report.target}", tools=[report.as_dict()])
+        write_page(args.html, page)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
     else:

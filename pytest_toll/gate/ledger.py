@@ -295,12 +295,17 @@ def load_ledger(
         raise UsageError(f"{file}: not UTF-8 text (byte {error.start})") from None
     except OSError as error:
         raise UsageError(f"{file}: cannot read: {error.strerror or error}") from None
+    return ledger_from_text(text, file, allow_duplicate_decisions=allow_duplicate_decisions)
+
+
+def ledger_from_text(text: str, path: Path, *, allow_duplicate_decisions: bool = False) -> Ledger:
+    """Parse and validate a ledger's text (an old version from git); ``path`` names it."""
     document, duplicates = parse_ledger(
-        text, file, allow_duplicate_decisions=allow_duplicate_decisions
+        text, path, allow_duplicate_decisions=allow_duplicate_decisions
     )
     data = _plain(document)
-    validate(document, data, file)
-    return Ledger(file, data or {}, True, duplicates, document)
+    validate(document, data, path)
+    return Ledger(path, data or {}, True, duplicates, document)
 
 
 # --- writing ----------------------------------------------------------------------------

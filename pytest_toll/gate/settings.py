@@ -20,7 +20,7 @@ from pytest_toll.gate.ratchet import Policy
 DEFAULT_TOLERANCE = 0
 
 #: Report files the CI outputs render from the report (the CI engineer's ``outputs``).
-OUTPUT_FILES = ("markdown", "badge", "sarif")
+OUTPUT_FILES = ("markdown", "badge", "sarif", "html")
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class Settings:
     markdown: Path | None = None
     badge: Path | None = None
     sarif: Path | None = None
+    html: Path | None = None
 
     @property
     def policy(self) -> Policy:
@@ -101,6 +102,7 @@ _FLAGS = {
     "markdown": "--toll-markdown",
     "badge": "--toll-badge",
     "sarif": "--toll-sarif",
+    "html": "--toll-html",
 }
 #: Settings a ledger may carry at its top level.
 LEDGER_KEYS = ("window", "tolerance")
@@ -164,6 +166,7 @@ def resolve_settings(
         markdown=paths["markdown"],
         badge=paths["badge"],
         sarif=paths["sarif"],
+        html=paths["html"],
     )
 
 

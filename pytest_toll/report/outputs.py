@@ -20,6 +20,7 @@ from pytest_toll.core.tokens import O200K
 from pytest_toll.gate.kinds import KINDS
 from pytest_toll.report import badge as badges
 from pytest_toll.report import github as actions
+from pytest_toll.report import html as html_report
 from pytest_toll.report import markdown as markdown_report
 from pytest_toll.report import sarif as sarif_report
 from pytest_toll.report.model import EntryDict, ReportDict, biggest_changes
@@ -183,6 +184,8 @@ def write_outputs(
     warn: Callable[[str], None],
     stream: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
+    html: Path | None = None,
+    trend: Mapping[str, Any] | None = None,
 ) -> None:
     """Write the requested report files; with ``github``, annotations and the step summary.
 
@@ -215,6 +218,11 @@ def write_outputs(
             f"the SARIF report {sarif}",
             lambda: _write(sarif, json.dumps(log, indent=2) + "\n"),
         )
+    if html is not None:
+        page = html_report.render_page(
+            f"toll report: {report.get('ledger')}", session=report, trend=trend
+        )
+        _attempt(warn, f"the HTML page {html}", lambda: _write(html, page))
     if github:
         out = sys.stdout if stream is None else stream
         lines = actions.render_annotations(

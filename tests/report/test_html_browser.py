@@ -1,0 +1,114 @@
+"""The HTML page in a real headless chromium: the demo's page, and the pages of three verbs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_toll.gate.ledger import load_ledger
+from tests.report.headless_chromium import load, screenshot, svg_texts
+
+DEMO = Path(__file__).parents[2] / "examples" / "demo"
+
+
+def toll(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_toll", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+@pytest.fixture(scope="module")
+def demo_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``pytest --toll --toll-html`` run on a copy of the demo."""
+    root = tmp_path_factory.mktemp("demo")
+    demo = root / "demo"
+    shutil.copytree(DEMO, demo)
+    page = root / "page.html"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--toll",
+            f"--toll-html={page}",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+        ],
+        cwd=demo,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return page
+
+
+def test_the_demo_page_names_every_tool_and_skill_in_svg_with_no_error_and_no_request(
+    demo_page: Path, tmp_path: Path
+) -> None:
+    loaded = load(demo_page, tmp_path)
+    assert loaded.console == []
+    assert loaded.page_requests == []
+    ledger = load_ledger(DEMO / "toll.yaml").data
+    tools = list(ledger["servers"]["notes"]["tools"])
+    skills = list(ledger["skills"])
+    assert len(tools) == 4 and len(skills) == 2
+    texts = svg_texts(loaded.dom)
+    for name in [*tools, *skills]:
+        assert name in texts, f"{name} is not named inside an SVG"
+    # The sorting script ran: it is the only script, and the console stayed silent.
+    assert 'class="sortable"' in loaded.dom
+    assert "What changed in this run" in loaded.dom
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 2400), (390, 844)])
+def test_screenshots_at_desktop_and_phone_width(
+    demo_page: Path, tmp_path: Path, width: int, height: int
+) -> None:
+    out = tmp_path / f"demo-{width}.png"
+    assert screenshot(demo_page, out, width, height, tmp_path) == (width, height)
+    # A blank page compresses to almost nothing; a drawn one does not.
+    assert out.stat().st_size > 20_000
+
+
+def test_the_verbs_pages_load_clean(tmp_path: Path) -> None:
+    pages = {
+        "weigh": ["weigh", "--tools", str(tmp_path / "tools.json")],
+        "skills": ["skills", "skills"],
+        "scan": ["scan", "--root", "transcripts"],
+    }
+    (tmp_path / "tools.json").write_text(
+        '[{"name": "look_up", "description": "Find a <b>record</b> & return it.", '
+        '"inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}}]',
+        encoding="utf-8",
+    )
+    expected = {"weigh": ["look_up"], "skills": ["release-notes", "incident-review"], "scan": []}
+    for verb, args in pages.items():
+        page = tmp_path / f"{verb}.html"
+        done = toll(*args, "--html", str(page), cwd=DEMO)
+        assert done.returncode == 0, done.stderr
+        loaded = load(page, tmp_path / verb)
+        assert loaded.console == [], verb
+        assert loaded.page_requests == [], verb
+        texts = svg_texts(loaded.dom)
+        for name in expected[verb]:
+            assert name in texts, (verb, name)
+        if verb == "scan":
+            assert "Read" in texts and "$ git log" in texts
+
+
+def test_the_checks_catch_a_console_error_and_an_outside_request(tmp_path: Path) -> None:
+    """A control: the same loader on a page that logs and fetches sees both."""
+    page = tmp_path / "bad.html"
+    page.write_text(
+        '<!DOCTYPE html><html><body><img src="http://127.0.0.1:9/x.png">'
+        '<script>console.error("boom")</script></body></html>',
+        encoding="utf-8",
+    )
+    loaded = load(page, tmp_path)
+    assert any('"boom"' in line for line in loaded.console)
+    assert "http://127.0.0.1:9/x.png" in loaded.page_requests
