@@ -100,7 +100,7 @@ def fresh_process_seconds(code: str, env: dict[str, str] | None = None, runs: in
 def first_count_seconds() -> tuple[float, float]:
     ours = fresh_process_seconds(
         "import time; t = time.perf_counter()\n"
-        "from pytest_toll import tokens; tokens.count('hello')\n"
+        "from pytest_toll.core import tokens; tokens.count('hello')\n"
         "print(time.perf_counter() - t)"
     )
     with tempfile.TemporaryDirectory() as cache:
