@@ -18,6 +18,11 @@ class CouldNotJudge(Exception):
     line, a plugin item failure, JSON, SARIF, JUnit).
     """
 
+    def __init__(self, *args: object) -> None:
+        # Scrubbed when made (so a repr holds no secret) and when shown (for secrets
+        # configured since).
+        super().__init__(*(scrub(arg) if isinstance(arg, str) else arg for arg in args))
+
     def __str__(self) -> str:
         return scrub(super().__str__())
 
