@@ -47,6 +47,10 @@ _STDERR_TAIL_LINES = 20
 # How long a server gets to exit by itself once its stdin is closed, then after SIGTERM.
 _GRACE_SECONDS = 2.0
 _READ_CHUNK = 1 << 16
+# How often a silent server is checked for having exited, and how long its stdout may stay
+# open after that (held by something it started) before it counts as closed.
+_POLL_SECONDS = 0.25
+_AFTER_EXIT_SECONDS = 0.5
 
 
 def describe_command(command: Sequence[str]) -> str:
@@ -169,18 +173,25 @@ class StdioSession:
         self._lines.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
 
     def _next_line(self, method: str) -> str | None:
-        """The next stdout line; None once stdout is closed; a fault at the deadline."""
+        """The next stdout line; None once stdout is closed, or soon after the server exited
+        while something it started still holds stdout; a fault at the deadline."""
+        exited_at: float | None = None
         while not self._lines:
             if "stdout" not in self._open_streams:
                 return None
-            if time.monotonic() >= self._deadline:
+            now = time.monotonic()
+            if now >= self._deadline:
                 raise CouldNotJudge(
                     self._fault(
                         f"no answer to {method} within the {self._timeout:g}s timeout; "
                         "killed the server's process group"
                     )
                 )
-            self._pump(self._deadline)
+            if exited_at is None and self._process.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > _AFTER_EXIT_SECONDS:
+                return None
+            self._pump(min(self._deadline, now + _POLL_SECONDS))
         return self._lines.popleft()
 
     def stderr_tail(self) -> str:
