@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 #: The address space `toll` gets in these tests: far below what the unbounded reads took
 #: (2.6 GB to 24 GB), far above what a bounded run needs.
@@ -148,7 +149,7 @@ Behaviour = Callable[[BaseHTTPRequestHandler], None]
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    behaviours: dict[str, Behaviour] = {}
+    behaviours: ClassVar[dict[str, Behaviour]] = {}
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", "0"))

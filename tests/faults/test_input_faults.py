@@ -3,7 +3,6 @@ Each is exit 2 with one clean line, in bounded memory, never a hang or a traceba
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -95,4 +94,3 @@ def test_a_skill_reference_past_the_limit_fails_the_skill(tmp_path: Path) -> Non
         file.write(b"word " * (17 * 1024 * 1024 // 5))
     outcome = run_toll("skills", str(skill))
     assert_could_not_judge(outcome, "guide.md: larger than the 16 MiB read limit")
-

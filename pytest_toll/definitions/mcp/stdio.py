@@ -388,11 +388,18 @@ def _pipe_holders(process: subprocess.Popen[bytes], names: set[str]) -> list[int
             continue
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
-            if any(os.readlink(f"/proc/{pid}/fd/{fd}") in wanted for fd in fds):
-                holders.append(pid)
         except OSError:
-            continue
+            continue  # gone, or not ours to look at
+        if any(_link(f"/proc/{pid}/fd/{fd}") in wanted for fd in fds):
+            holders.append(pid)
     return holders
+
+
+def _link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
 
 
 def _signal_group(pgid: int, signal_number: signal.Signals) -> None:
