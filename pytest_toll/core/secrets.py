@@ -2,9 +2,15 @@
 
 Secrets are the values toll is given to send somewhere else: HTTP header values (after
 ``${VAR}`` expansion), environment values given to a stdio server, the Anthropic API key,
-URL userinfo and query values. Whoever reads one calls ``remember``; every message that
-leaves the process (CLI stdout and stderr, could-not-judge messages that become plugin item
-failures, JSON, SARIF, JUnit) passes through ``scrub``.
+URL userinfo and query values. Whoever reads one calls ``remember`` (or ``remember_setting``
+for a named value); every message that leaves the process (CLI stdout and stderr,
+could-not-judge messages that become plugin item failures, JSON, SARIF, JUnit) passes
+through ``scrub``.
+
+A named setting (a header, an environment variable, a query parameter) is taken for a
+secret unless it plainly is not one: a standard header such as ``Accept``, or an ``env``
+value such as ``LOG_LEVEL=warning`` whose name says nothing secret and whose value does
+not look like a credential. Scrubbing ``warning`` from every message would garble reports.
 
 A value is known in the forms a message may carry it: as is, as ``repr``/``bytes`` repr
 escapes (``b'Bearer tok\\n'``), JSON-escaped, and line by line. Values shorter than
@@ -18,6 +24,7 @@ from every message of that run.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -55,6 +62,41 @@ def remember(*values: str | None) -> None:
         _ordered = tuple(sorted(_forms, key=len, reverse=True))
 
 
+# Names that say the value is a credential, and headers whose values never are one.
+_SECRET_NAME = re.compile(
+    r"key|token|secret|pass|auth|cred|session|cookie|private|signature|sig\b|bearer", re.I
+)
+_PUBLIC_HEADERS = frozenset(
+    {"accept", "accept-language", "accept-encoding", "content-type", "user-agent"}
+)
+_PUBLIC_HEADERS |= {"mcp-protocol-version", "cache-control", "connection"}
+
+
+def looks_like_credential(value: str) -> bool:
+    """A value that reads like a key: long, no spaces, letters and digits mixed."""
+    return (
+        len(value) >= 16
+        and not any(character.isspace() for character in value)
+        and any(character.isdigit() for character in value)
+        and any(character.isalpha() for character in value)
+    )
+
+
+def remember_setting(name: str, value: str | None, *, kind: str) -> None:
+    """Remember a named value (``kind`` ``header``, ``env`` or ``query``) unless it plainly
+    is no secret: a public header, or a value whose name and shape say nothing secret."""
+    if not value:
+        return
+    if kind == "header":
+        if name.lower() not in _PUBLIC_HEADERS:
+            # The whole value, and its credential after a scheme word such as "Bearer".
+            scheme, space, credential = value.strip(" ").partition(" ")
+            remember(value, credential if space else None)
+        return
+    if _SECRET_NAME.search(name) or looks_like_credential(value):
+        remember(value)
+
+
 def forget_all() -> None:
     """Empty the registry (for tests that must start from none)."""
     global _ordered
@@ -86,6 +128,7 @@ def redact_url(url: str) -> str:
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        remember(*(value for _, value in pairs))
+        for name, value in pairs:
+            remember_setting(name, value, kind="query")
         query = "&".join(f"{name}=***" if value else name for name, value in pairs)
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

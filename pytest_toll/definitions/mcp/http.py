@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pytest_toll.core.deadline import DeadlinePassed, run_before
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, MAX_MESSAGE_BYTES
-from pytest_toll.core.secrets import redact_url, remember
+from pytest_toll.core.secrets import redact_url, remember_setting
 from pytest_toll.core.textio import TooDeep, describe_size, load_json
 from pytest_toll.definitions.mcp.listing import (
     MODERN_VERSION,
@@ -84,8 +84,7 @@ def check_headers(headers: Mapping[str, str]) -> dict[str, str]:
     checked: dict[str, str] = {}
     for name, value in headers.items():
         value = str(value)
-        # The whole value, and its credential without a scheme word such as "Bearer".
-        remember(value, *value.split()[1:])
+        remember_setting(name, value, kind="header")
         if not _HEADER_NAME.fullmatch(name):
             shown = name if name.isascii() and name.isprintable() and len(name) < 60 else "?"
             raise UsageError(f"header {shown!r}: not a valid HTTP header name")

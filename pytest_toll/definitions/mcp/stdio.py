@@ -29,7 +29,7 @@ from typing import IO, Any
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, MAX_MESSAGE_BYTES, STDERR_TAIL_BYTES
-from pytest_toll.core.secrets import remember
+from pytest_toll.core.secrets import remember_setting
 from pytest_toll.core.textio import describe_size, load_json
 from pytest_toll.definitions.mcp.listing import (
     METHOD_NOT_FOUND,
@@ -86,8 +86,8 @@ class StdioSession:
         self._partial = bytearray()
         self._stderr = bytearray()
         self._closed = False
-        if env:
-            remember(*env.values())
+        for name, value in (env or {}).items():
+            remember_setting(name, value, kind="env")
         if cwd is not None and not Path(cwd).is_dir():
             raise CouldNotJudge(f"{self.target}: working directory {cwd} does not exist")
         try:
