@@ -90,7 +90,7 @@ def remember_setting(name: str, value: str | None, *, kind: str) -> None:
     if kind == "header":
         if name.lower() not in _PUBLIC_HEADERS:
             # The whole value, and its credential after a scheme word such as "Bearer".
-            scheme, space, credential = value.strip(" ").partition(" ")
+            _, space, credential = value.strip(" ").partition(" ")
             remember(value, credential if space else None)
         return
     if _SECRET_NAME.search(name) or looks_like_credential(value):
