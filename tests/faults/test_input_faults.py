@@ -94,3 +94,17 @@ def test_a_skill_reference_past_the_limit_fails_the_skill(tmp_path: Path) -> Non
         file.write(b"word " * (17 * 1024 * 1024 // 5))
     outcome = run_toll("skills", str(skill))
     assert_could_not_judge(outcome, "guide.md: larger than the 16 MiB read limit")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["weigh", "--url", "http://[::1/"], "http://[::1/: not a valid URL"),
+        (
+            ["measure", "--model", "claude-sonnet-5", "--server", 'python "x'],
+            "--server: cannot split the command: No closing quotation",
+        ),
+    ],
+)
+def test_malformed_sources_are_usage_errors(argv: list[str], message: str) -> None:
+    assert_could_not_judge(run_toll(*argv), message)

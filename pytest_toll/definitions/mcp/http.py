@@ -147,6 +147,10 @@ class HttpSession:
         self._timeout = timeout
         self._ids = itertools.count(1)
         self._abandoned = False
+        try:
+            httpx.URL(url)
+        except httpx.InvalidURL as error:
+            raise CouldNotJudge(f"{self.target}: not a valid URL: {error}") from None
         self._client = httpx.Client(headers=check_headers(headers or {}), follow_redirects=False)
 
     def _headers(self, method: str) -> dict[str, str]:
