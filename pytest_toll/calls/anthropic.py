@@ -10,19 +10,30 @@ go wrong is named rather than absorbed:
   timeouts and transport errors. These are "could not judge" — never a silent fallback.
 
 Both carry the provider's message and request id. The API key is read from
-``ANTHROPIC_API_KEY``, sent only in the ``x-api-key`` header, and scrubbed from any message.
+``ANTHROPIC_API_KEY``, sent only in the ``x-api-key`` header, and given to the scrubber, so
+it is blanked from every message (an error snippet or a ``request-id`` that echoes it too).
+
+Bounded like every source: one count is one exchange under its timeout, whatever the server
+does (``run_before``: a dripping body is cut at the deadline), and the answer body is read
+against ``MAX_COUNT_RESPONSE_BYTES``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.limits import DEFAULT_TIMEOUT
+from pytest_toll.core.deadline import DeadlinePassed, run_before
+from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.limits import DEFAULT_TIMEOUT, MAX_COUNT_RESPONSE_BYTES, MAX_TIMEOUT
+from pytest_toll.core.secrets import redact_url, remember, scrub
+from pytest_toll.core.textio import describe_size, load_json
+from pytest_toll.definitions.mcp.http import check_headers
 
 if TYPE_CHECKING:
     import httpx
@@ -50,9 +61,9 @@ class CountTokensError(CouldNotJudge):
     ) -> None:
         super().__init__(message)
         self.status = status
-        self.error_type = error_type
-        self.request_id = request_id
-        self.provider_message = provider_message
+        self.error_type = None if error_type is None else scrub(error_type)
+        self.request_id = None if request_id is None else scrub(request_id)
+        self.provider_message = None if provider_message is None else scrub(provider_message)
 
 
 class CountRefused(CountTokensError):
@@ -63,8 +74,13 @@ class CountFailed(CountTokensError):
     """Auth, rate limit, overload, server, timeout or transport failure: could not judge."""
 
 
-def _scrub(text: str, secret: str) -> str:
-    return text.replace(secret, "[ANTHROPIC_API_KEY]") if secret else text
+def check_timeout(timeout: float) -> float:
+    """A count_tokens timeout: positive, finite, at most ``MAX_TIMEOUT``."""
+    if not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
+        raise UsageError(
+            f"count_tokens timeout must be above zero and at most {MAX_TIMEOUT:g} s, not {timeout}"
+        )
+    return timeout
 
 
 @dataclass
@@ -91,6 +107,7 @@ class CountTokensClient:
         or the public API; timeout from the argument, ``TOLL_ANTHROPIC_TIMEOUT`` or 30 s."""
         env = os.environ if environ is None else environ
         key = env.get(KEY_VARIABLE, "").strip()
+        remember(key)
         if not key:
             raise CouldNotJudge(
                 f"exact counts need an Anthropic API key: {KEY_VARIABLE} is not set "
@@ -104,14 +121,22 @@ class CountTokensClient:
                 raise CouldNotJudge(
                     f"{TIMEOUT_VARIABLE}={raw!r}: must be a number of seconds"
                 ) from None
-        if timeout <= 0:
-            raise CouldNotJudge(f"count_tokens timeout must be above zero, not {timeout}")
+        check_timeout(timeout)
+        check_headers({"x-api-key": key})  # a key with a newline is refused, never echoed
         base = base_url or env.get(BASE_URL_VARIABLE) or DEFAULT_BASE_URL
         return cls(api_key=key, base_url=base.rstrip("/"), timeout=timeout)
+
+    def __post_init__(self) -> None:
+        remember(self.api_key)
 
     @property
     def url(self) -> str:
         return self.base_url.rstrip("/") + COUNT_PATH
+
+    @property
+    def shown_url(self) -> str:
+        """The URL as printed: userinfo and query values masked."""
+        return redact_url(self.url)
 
     def _client(self) -> httpx.Client:
         if self._http is None:
@@ -133,43 +158,79 @@ class CountTokensClient:
 
     def count(self, body: Mapping[str, Any]) -> int:
         """The ``input_tokens`` the API reports for a Messages request body."""
+        check_timeout(self.timeout)
+        self.requests_made += 1
+        deadline = time.monotonic() + self.timeout
+        try:
+            status, headers, data, reason = run_before(
+                deadline, lambda: self._exchange(body), on_abandon=self.close
+            )
+        except DeadlinePassed:
+            raise CountFailed(
+                f"Anthropic count_tokens at {self.shown_url}: no answer within "
+                f"{self.timeout:g} s (timed out; raise {TIMEOUT_VARIABLE} for a slow gateway)"
+            ) from None
+        return self._read(status, headers, data, reason)
+
+    def _exchange(self, body: Mapping[str, Any]) -> tuple[int, dict[str, str], bytes, str]:
+        """One POST, its body read against ``MAX_COUNT_RESPONSE_BYTES``."""
         import httpx
 
-        headers = {
-            "x-api-key": self.api_key,
-            "anthropic-version": API_VERSION,
-            "content-type": "application/json",
-        }
-        self.requests_made += 1
+        headers = check_headers(
+            {
+                "x-api-key": self.api_key,
+                "anthropic-version": API_VERSION,
+                "content-type": "application/json",
+            }
+        )
         try:
-            response = self._client().post(self.url, headers=headers, content=json.dumps(body))
+            with self._client().stream(
+                "POST", self.url, headers=headers, content=json.dumps(body)
+            ) as response:
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > MAX_COUNT_RESPONSE_BYTES:
+                        raise CountFailed(
+                            f"Anthropic count_tokens at {self.shown_url}: the answer is larger "
+                            f"than the {describe_size(MAX_COUNT_RESPONSE_BYTES)} read limit; "
+                            "cut, nothing counted"
+                        )
+                    chunks.append(chunk)
+                return (
+                    response.status_code,
+                    {"request-id": response.headers.get("request-id", "")},
+                    b"".join(chunks),
+                    response.reason_phrase,
+                )
         except httpx.TimeoutException:
             raise CountFailed(
-                f"Anthropic count_tokens at {self.url}: no answer within {self.timeout:g} s "
-                f"(timed out; raise {TIMEOUT_VARIABLE} for a slow gateway)"
+                f"Anthropic count_tokens at {self.shown_url}: no answer within "
+                f"{self.timeout:g} s (timed out; raise {TIMEOUT_VARIABLE} for a slow gateway)"
             ) from None
         except httpx.HTTPError as error:
-            detail = _scrub(str(error) or type(error).__name__, self.api_key)
+            detail = str(error) or type(error).__name__
             raise CountFailed(
-                f"Anthropic count_tokens at {self.url}: cannot connect: {detail}"
+                f"Anthropic count_tokens at {self.shown_url}: cannot connect: {detail}"
             ) from None
-        return self._read(response)
 
-    def _read(self, response: httpx.Response) -> int:
-        request_id = response.headers.get("request-id")
+    def _read(self, status: int, headers: Mapping[str, str], body: bytes, reason: str) -> int:
+        request_id = headers.get("request-id") or None
+        text = body.decode("utf-8", "replace")
         try:
-            data = response.json()
+            data = load_json(body)
         except ValueError:
             data = None
         if isinstance(data, dict):
             request_id = request_id or _text(data.get("request_id"))
-        if response.status_code == 200:
+        if status == 200:
             tokens = data.get("input_tokens") if isinstance(data, dict) else None
             if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
                 return tokens
             raise CountFailed(
-                f"Anthropic count_tokens at {self.url}: HTTP 200 without an input_tokens "
-                f"count{_request(request_id)}: {_snippet(response.text)}",
+                f"Anthropic count_tokens at {self.shown_url}: HTTP 200 without an input_tokens "
+                f"count{_request(request_id)}: {_snippet(text)}",
                 status=200,
                 request_id=request_id,
             )
@@ -177,23 +238,21 @@ class CountTokensClient:
         error_type = _text(error.get("type")) if isinstance(error, dict) else None
         provider_message = _text(error.get("message")) if isinstance(error, dict) else None
         if provider_message is None:
-            provider_message = _snippet(response.text) or response.reason_phrase
-        provider_message = _scrub(provider_message, self.api_key)
+            provider_message = _snippet(text) or reason
         kind = f" {error_type}" if error_type else ""
         message = (
-            f"Anthropic count_tokens: HTTP {response.status_code}{kind}: {provider_message}"
-            f"{_request(request_id)}"
+            f"Anthropic count_tokens: HTTP {status}{kind}: {provider_message}{_request(request_id)}"
         )
-        hint = _HINTS.get(response.status_code)
+        hint = _HINTS.get(status)
         if hint:
             message += f" — {hint}"
         details: dict[str, Any] = {
-            "status": response.status_code,
+            "status": status,
             "error_type": error_type,
             "request_id": request_id,
             "provider_message": provider_message,
         }
-        if response.status_code == 400 and error_type in (None, "invalid_request_error"):
+        if status == 400 and error_type in (None, "invalid_request_error"):
             raise CountRefused(message, **details)
         raise CountFailed(message, **details)
 

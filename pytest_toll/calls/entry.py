@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 from pytest_toll.calls.measuring import COMPACT, FULL, CallReport, measure
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.models import Catalogue
-from pytest_toll.core.textio import read_text
+from pytest_toll.core.textio import parse_json, read_text
 from pytest_toll.definitions.tools import load_tools_file
 
 
@@ -18,13 +17,7 @@ def load_request_file(path: str | Path) -> tuple[object, Any, object]:
     """Messages from a JSON file: a messages array, or a request body whose ``messages``,
     ``system`` and ``tools`` are all used. Returns ``(messages, system, tools)``."""
     name = str(path)
-    text = read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CouldNotJudge(
-            f"{name}:{error.lineno}:{error.colno}: not valid JSON: {error.msg}"
-        ) from None
+    data = parse_json(read_text(path), name)
     if isinstance(data, dict):
         if "messages" not in data:
             raise CouldNotJudge(f"{name}: an object without a 'messages' array")

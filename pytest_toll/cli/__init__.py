@@ -1,23 +1,31 @@
 """The ``toll`` command: a thin adapter over the core, one module per verb.
 
 Exit codes, the same for every verb: 0 measured and nothing violated, 1 a rule or budget
-violated, 2 could not judge (usage error, unreadable input, nothing to measure).
+violated, 2 could not judge (usage error, unreadable input, nothing to measure). Whatever a
+verb raises is exit 2 with one line (the traceback too with ``TOLL_DEBUG=1``), and every
+line the command prints passes through the secrets scrubber first.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
-from collections.abc import Sequence
-from typing import NoReturn, Protocol
+import traceback
+from collections.abc import Iterator, Sequence
+from typing import NoReturn, Protocol, TextIO
 
 from pytest_toll._version import __version__
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.secrets import scrub
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_CANNOT_JUDGE = 2
+#: Set to 1 to see the traceback of an unexpected error (scrubbed like everything else).
+DEBUG_VARIABLE = "TOLL_DEBUG"
 
 # (verb, module, one-line help). Each module defines ``configure(parser)`` and ``run(args)``;
 # modules are imported only to build the parser and must keep their heavy imports lazy.
@@ -50,7 +58,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse exits 2 on a usage error already; keep its message to one line."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_CANNOT_JUDGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_CANNOT_JUDGE, scrub(f"{self.prog}: error: {message}\n"))
 
 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
@@ -85,12 +93,42 @@ def _verb_in(argv: Sequence[str]) -> str | None:
 
 def fail(message: str) -> int:
     """Print a one-line "could not judge" error and return its exit code."""
-    print(f"toll: error: {message}", file=sys.stderr)
+    print(scrub(f"toll: error: {message}"), file=sys.stderr)
     return EXIT_CANNOT_JUDGE
+
+
+class _Scrubbed:
+    """A text stream whose every write passes through the secrets scrubber."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(scrub(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _scrubbed_output() -> Iterator[None]:
+    saved = sys.stdout, sys.stderr
+    sys.stdout = _Scrubbed(saved[0])
+    sys.stderr = _Scrubbed(saved[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
+    with _scrubbed_output():
+        return _main(arguments)
+
+
+def _main(arguments: list[str]) -> int:
     parser = build_parser(_verb_in(arguments))
     args = parser.parse_args(arguments)
     if args.verb is None:
@@ -102,6 +140,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(str(error))
     except KeyboardInterrupt:
         return fail("interrupted")
+    except RecursionError:
+        return fail("input nested too deeply to measure (Python's recursion limit)")
+    except MemoryError:
+        return fail("ran out of memory; nothing measured")
+    except Exception as error:  # the safety net: never exit 1 ("violation") on a crash
+        if os.environ.get(DEBUG_VARIABLE) == "1":
+            traceback.print_exc()
+        where = f" ({DEBUG_VARIABLE}=1 shows the traceback)"
+        first = str(error).splitlines()[0] if str(error) else ""
+        return fail(f"unexpected {type(error).__name__}: {first[:300]}; nothing measured{where}")
     return code
 
 

@@ -17,7 +17,7 @@ from pytest_toll.calls.diffing import diff_call_reports
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 from pytest_toll.cli.options import add_json_option
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.textio import read_text
+from pytest_toll.core.textio import parse_json, read_text
 from pytest_toll.definitions.diff import diff_tools_reports
 
 
@@ -62,12 +62,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(path: str) -> Mapping[str, Any]:
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as error:
-        raise CouldNotJudge(
-            f"{path}:{error.lineno}:{error.colno}: not valid JSON: {error.msg}"
-        ) from None
+    data = parse_json(read_text(path), path)
     if not isinstance(data, dict):
         raise CouldNotJudge(f"{path}: not a toll JSON report (an object with a 'kind')")
     return data

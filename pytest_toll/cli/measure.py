@@ -127,7 +127,11 @@ def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
         if args.server:
             import shlex
 
-            listing = list_stdio(shlex.split(args.server), timeout=args.server_timeout)
+            try:
+                command = shlex.split(args.server)
+            except ValueError as error:
+                raise UsageError(f"--server: cannot split the command: {error}") from None
+            listing = list_stdio(command, timeout=args.server_timeout)
         else:
             listing = list_http(args.url, timeout=args.server_timeout)
         return list(listing.tools), listing.instructions

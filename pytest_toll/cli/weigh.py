@@ -80,8 +80,13 @@ def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
     for value in values:
         key, equals, rest = value.partition("=")
         if not equals or not key:
-            # The value may hold a secret: name the flag and the key only.
-            raise ValueError(f"{flag} takes KEY=VALUE, got {key or value[:0]!r}…")
+            # The argument may hold a secret: name the flag only, never the argument.
+            hint = ""
+            if flag == "--header" and ":" in value:
+                hint = " ('Name=value', not curl's 'Name: value')"
+            raise ValueError(
+                f"{flag} takes KEY=VALUE{hint}; got an argument without one (not shown)"
+            )
         pairs[key] = rest
     return pairs
 

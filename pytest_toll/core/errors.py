@@ -8,9 +8,23 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pytest_toll.core.secrets import scrub
+
 
 class CouldNotJudge(Exception):
-    """A measurement could not be made (unreadable input, server down, nothing to measure)."""
+    """A measurement could not be made (unreadable input, server down, nothing to measure).
+
+    Its text is scrubbed of every configured secret when it is shown, wherever it goes (a CLI
+    line, a plugin item failure, JSON, SARIF, JUnit).
+    """
+
+    def __init__(self, *args: object) -> None:
+        # Scrubbed when made (so a repr holds no secret) and when shown (for secrets
+        # configured since).
+        super().__init__(*(scrub(arg) if isinstance(arg, str) else arg for arg in args))
+
+    def __str__(self) -> str:
+        return scrub(super().__str__())
 
 
 class UsageError(CouldNotJudge):

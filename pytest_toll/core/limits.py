@@ -6,3 +6,27 @@ from __future__ import annotations
 DEFAULT_WINDOW = 1_000_000
 #: The deadline of one whole measurement that talks to another process or host (seconds).
 DEFAULT_TIMEOUT = 30.0
+#: The longest deadline a measurement accepts (a day, in seconds): ``.inf`` or ``1e300`` is a
+#: usage error, not a measurement that never ends.
+MAX_TIMEOUT = 86_400.0
+
+# Read limits. Every byte toll reads from a file, a process or a host is read against one of
+# these, so a hostile or broken source costs bounded memory. Whatever passes a limit is not
+# measured: the measurement is "could not judge" with a message saying what was cut, never a
+# smaller number.
+
+#: A file toll reads as input: a tools file, ``toll count`` input, a messages or request file,
+#: a system prompt, a ``toll diff`` report (bytes).
+MAX_INPUT_FILE_BYTES = 32 * 1024 * 1024
+#: One MCP message: a stdio server's stdout line, an HTTP answer body, one SSE line (bytes).
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+#: The tail of a stdio server's stderr kept for error messages (bytes; older output is dropped).
+STDERR_TAIL_BYTES = 4 * 1024
+#: The body of an Anthropic count_tokens answer (bytes; a real one is under a kilobyte).
+MAX_COUNT_RESPONSE_BYTES = 1024 * 1024
+#: One file a skill points to, or its SKILL.md (bytes).
+MAX_SKILL_FILE_BYTES = 16 * 1024 * 1024
+#: How deeply JSON or YAML input may nest (arrays and objects), and how many values it may
+#: hold once YAML aliases are expanded. Deeper input would overflow Python's stack.
+MAX_NESTING_DEPTH = 200
+MAX_DOCUMENT_VALUES = 2_000_000

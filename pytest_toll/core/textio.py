@@ -1,36 +1,99 @@
-"""Reading user files as text, with errors that name the file (never a crash, never a guess)."""
+"""Reading user input, with errors that name the file (never a crash, never a hang, never a guess).
+
+Files are read against ``MAX_INPUT_FILE_BYTES`` and must be regular files (a FIFO or a device
+such as ``/dev/zero`` is refused before a byte is read); stdin is read against the same
+limit. JSON and YAML documents are checked against ``MAX_NESTING_DEPTH`` and
+``MAX_DOCUMENT_VALUES`` so deep nesting is a clean error, not a ``RecursionError``.
+"""
 
 from __future__ import annotations
 
+import errno
+import json
+import os
+import stat
 import sys
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.limits import MAX_DOCUMENT_VALUES, MAX_INPUT_FILE_BYTES, MAX_NESTING_DEPTH
 
 STDIN = "-"
 
 
-def read_text(path: str | Path) -> str:
-    """The UTF-8 text of a file (``-`` for stdin), BOM removed.
+def describe_size(limit: int) -> str:
+    """A read limit as a person reads it: ``32 MiB``, ``4 KiB``, ``100 bytes``."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if limit >= size and limit % size == 0:
+            return f"{limit // size} {unit}"
+    return f"{limit:,} bytes"
 
-    A directory, a missing file, or a binary file (NUL bytes or invalid UTF-8) is
-    ``CouldNotJudge`` with a one-line message naming the file.
+
+def read_capped(stream: BinaryIO, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of ``stream``; None when it holds more (nothing more is read)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = stream.read(min(1 << 20, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return None if size > limit else b"".join(chunks)
+
+
+def read_file_bytes(path: str | Path, limit: int = MAX_INPUT_FILE_BYTES) -> bytes:
+    """The bytes of a regular file no larger than ``limit`` (``-`` for stdin).
+
+    The file is opened without blocking, so a FIFO with no writer cannot hang the read; it
+    and any other non-regular file (a device, a socket) is refused before it is read.
     """
     name = str(path)
+    too_big = f"{name if name != STDIN else '<stdin>'}: larger than the {describe_size(limit)} "
+    too_big += "read limit; not read (nothing measured)"
     if name == STDIN:
-        data = sys.stdin.buffer.read()
-        name = "<stdin>"
-    else:
-        file = Path(path)
-        if file.is_dir():
-            raise CouldNotJudge(f"{name}: is a directory, not a file")
-        try:
-            data = file.read_bytes()
-        except FileNotFoundError:
-            raise CouldNotJudge(f"{name}: no such file") from None
-        except OSError as error:
-            raise CouldNotJudge(f"{name}: cannot read: {error.strerror or error}") from None
-    return decode_text(data, name)
+        data = read_capped(sys.stdin.buffer, limit)
+        if data is None:
+            raise CouldNotJudge(too_big)
+        return data
+    if Path(path).is_dir():
+        raise CouldNotJudge(f"{name}: is a directory, not a file")
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise CouldNotJudge(f"{name}: no such file") from None
+    except OSError as error:
+        raise CouldNotJudge(f"{name}: cannot read: {error.strerror or error}") from None
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise CouldNotJudge(f"{name}: not a regular file (a FIFO, device or socket); not read")
+        if status.st_size > limit:
+            raise CouldNotJudge(too_big)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            data = read_capped(stream, limit)  # the file may have grown since fstat
+    except OSError as error:
+        if error.errno == errno.EISDIR:
+            raise CouldNotJudge(f"{name}: is a directory, not a file") from None
+        raise CouldNotJudge(f"{name}: cannot read: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+    if data is None:
+        raise CouldNotJudge(too_big)
+    return data
+
+
+def read_text(path: str | Path, limit: int = MAX_INPUT_FILE_BYTES) -> str:
+    """The UTF-8 text of a file (``-`` for stdin), BOM removed.
+
+    A directory, a missing file, a FIFO or device, a file over ``limit``, or a binary file
+    (NUL bytes or invalid UTF-8) is ``CouldNotJudge`` with a one-line message naming it.
+    """
+    name = "<stdin>" if str(path) == STDIN else str(path)
+    return decode_text(read_file_bytes(path, limit), name)
 
 
 def decode_text(data: bytes, name: str) -> str:
@@ -42,3 +105,53 @@ def decode_text(data: bytes, name: str) -> str:
         raise CouldNotJudge(
             f"{name}: binary file (invalid UTF-8 at byte {error.start}), not counted"
         ) from None
+
+
+class TooDeep(ValueError):
+    """A document nests deeper than ``MAX_NESTING_DEPTH`` or holds too many values."""
+
+
+def check_document(value: object) -> None:
+    """Raise ``TooDeep`` when ``value`` nests past the depth limit or, YAML aliases expanded,
+    holds more than ``MAX_DOCUMENT_VALUES`` values. Iterative: it never recurses itself."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_DOCUMENT_VALUES:
+            raise TooDeep(
+                f"holds more than {MAX_DOCUMENT_VALUES:,} values (aliases expanded); not read"
+            )
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= MAX_NESTING_DEPTH:
+            raise TooDeep(f"nests deeper than {MAX_NESTING_DEPTH} levels; not read")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def load_json(text: str | bytes) -> Any:
+    """``json.loads`` bounded in depth: ``json.JSONDecodeError`` or ``TooDeep`` (both
+    ``ValueError``), never ``RecursionError``."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise TooDeep(f"nests deeper than {MAX_NESTING_DEPTH} levels; not read") from None
+    check_document(value)
+    return value
+
+
+def parse_json(text: str | bytes, name: str) -> Any:
+    """A JSON document read from ``name``, or ``CouldNotJudge`` naming its line and column."""
+    try:
+        return load_json(text)
+    except json.JSONDecodeError as error:
+        raise CouldNotJudge(
+            f"{name}:{error.lineno}:{error.colno}: not valid JSON: {error.msg}"
+        ) from None
+    except TooDeep as error:
+        raise CouldNotJudge(f"{name}: {error}") from None

@@ -14,6 +14,7 @@ from pathlib import Path
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import Finding, RuleSettings
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, DEFAULT_WINDOW
+from pytest_toll.core.secrets import remember_setting
 from pytest_toll.definitions import rules
 from pytest_toll.definitions.mcp.http import list_http
 from pytest_toll.definitions.mcp.listing import Listing
@@ -41,6 +42,7 @@ def expand_headers(
             variable = match.group(1)
             if variable not in environ:
                 raise UsageError(f"header {header}: environment variable {variable} is not set")
+            remember_setting(header, environ[variable], kind="header")
             return environ[variable]
 
         expanded[name] = _ENV_REFERENCE.sub(substitute, str(value))

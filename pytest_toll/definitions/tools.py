@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, describe_type
-from pytest_toll.core.textio import read_text
+from pytest_toll.core.textio import TooDeep, check_document, load_json, read_text
 
 #: What a tool without an input schema is sent as (an object that takes no arguments).
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -168,7 +168,9 @@ def load_tools_file(path: str | Path) -> tuple[list[Tool], str]:
         data = _parse_yaml(text, name)
     else:
         try:
-            data = json.loads(text)
+            data = load_json(text)
+        except TooDeep as error:
+            raise CouldNotJudge(f"{name}: {error}") from None
         except json.JSONDecodeError as error:
             if suffix == ".json":
                 raise CouldNotJudge(
@@ -182,7 +184,13 @@ def _parse_yaml(text: str, name: str) -> object:
     import yaml
 
     try:
-        return _json_compatible(yaml.safe_load(text), name)
+        data = yaml.safe_load(text)
+        # Before anything walks it: an alias bomb expands here, not in _json_compatible.
+        check_document(data)
+        return _json_compatible(data, name)
+    except (TooDeep, RecursionError) as error:
+        detail = error if isinstance(error, TooDeep) else "nests too deeply"
+        raise CouldNotJudge(f"{name}: {detail}; not read") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark is not None else name

@@ -42,6 +42,7 @@ from pytest_toll.skills.records import (
     metadata_text,
 )
 from pytest_toll.skills.references import (
+    SkillFileTooLarge,
     find_references,
     is_inside,
     read_inside,
@@ -135,6 +136,8 @@ def measure_skill(folder: Path, counter: tokens.O200kCounter) -> Skill:
         try:
             data = read_inside(real_skill_file)
             text = decode_text(b"\0" if data is None else data, SKILL_FILE)
+        except SkillFileTooLarge:
+            raise
         except CouldNotJudge as error:
             problem = str(error)
         except OSError as error:

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.limits import MAX_SKILL_FILE_BYTES
+from pytest_toll.core.textio import describe_size
 from pytest_toll.skills.records import SKILL_FILE, BrokenReference
 
 # Markdown inline links and images: [text](target "title") / ![alt](<target>).
@@ -166,13 +169,18 @@ def resolve_reference(root_real: str, target: str) -> _Resolved | BrokenReferenc
 _SNIFF_BYTES = 1 << 16
 
 
-def read_inside(real: str) -> bytes | None:
+class SkillFileTooLarge(CouldNotJudge):
+    """A skill's file is over ``MAX_SKILL_FILE_BYTES``: the skill cannot be measured."""
+
+
+def read_inside(real: str, limit: int = MAX_SKILL_FILE_BYTES) -> bytes | None:
     """The bytes of a regular file already resolved inside the skill folder; None if binary.
 
     ``O_NOFOLLOW`` refuses a final component swapped for a symlink since it was resolved;
     ``O_NONBLOCK`` keeps a FIFO from hanging the measurement (it is then refused as not a
     regular file). A NUL byte in the first 64 KiB marks a binary file, which is then not
-    read any further: a skill's video or archive asset costs no time or memory.
+    read any further: a skill's video or archive asset costs no time or memory. A text file
+    over ``limit`` is ``SkillFileTooLarge`` (the skill's total would otherwise be short).
     """
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     descriptor = os.open(real, flags)
@@ -182,8 +190,15 @@ def read_inside(real: str) -> bytes | None:
         chunks = [os.read(descriptor, _SNIFF_BYTES)]
         if b"\0" in chunks[0]:
             return None
-        while chunk := os.read(descriptor, 1 << 20):
+        size = len(chunks[0])
+        while size <= limit and (chunk := os.read(descriptor, 1 << 20)):
             chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise SkillFileTooLarge(
+                f"{os.path.basename(real)}: larger than the {describe_size(limit)} read limit "
+                "for a skill file; the skill is not measured"
+            )
         return b"".join(chunks)
     finally:
         os.close(descriptor)

@@ -201,7 +201,7 @@ def test_the_key_is_never_in_a_message(anthropic_server: FakeAnthropic) -> None:
     with client_for(anthropic_server) as client, pytest.raises(CountFailed) as caught:
         client.count(BODY)
     assert KEY not in str(caught.value)
-    assert "bad key [ANTHROPIC_API_KEY]" in str(caught.value)
+    assert "bad key [secret]" in str(caught.value)
     assert KEY not in repr(client)
 
 

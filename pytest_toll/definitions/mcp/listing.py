@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pytest_toll._version import __version__
-from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.limits import MAX_TIMEOUT
 
 LATEST_HANDSHAKE_VERSION = "2025-11-25"
 #: Revisions reached through ``initialize``; ``tools/list`` means the same in all of them.
@@ -213,5 +214,11 @@ def clip(value: object, limit: int = 120) -> str:
 
 
 def check_timeout(timeout: float) -> None:
-    if not timeout > 0:
-        raise CouldNotJudge(f"timeout must be a positive number of seconds, not {timeout}")
+    """A usable deadline: positive, finite and at most ``MAX_TIMEOUT`` (``.nan``, ``.inf`` and
+    ``1e300`` are usage errors, not measurements that never end)."""
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise UsageError(f"timeout must be a number of seconds, not {timeout!r}")
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise UsageError(
+            f"timeout must be a positive number of seconds up to {MAX_TIMEOUT:g}, not {timeout}"
+        )

@@ -3,6 +3,12 @@
 The server is started from an argv list (never a shell) in its own process group, spoken to
 over newline-delimited JSON-RPC, and always reaped — on a timeout the whole group is killed,
 so a server's own children do not outlive it. Faults carry the server's stderr tail.
+
+Bounded in time and memory whatever the server does: its pipes are read without blocking,
+under the measurement's deadline (``select``, never a blocking ``readline``); a stdout line
+is read against ``MAX_MESSAGE_BYTES`` and only the last ``STDERR_TAIL_BYTES`` of stderr are
+kept. A process that left the group (``setsid``) but still holds the server's pipes is found
+through ``/proc`` on Linux and killed; where it cannot be, the message says so.
 """
 
 from __future__ import annotations
@@ -11,19 +17,20 @@ import contextlib
 import itertools
 import json
 import os
-import queue
+import selectors
 import shlex
 import signal
 import subprocess
-import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.limits import DEFAULT_TIMEOUT
+from pytest_toll.core.limits import DEFAULT_TIMEOUT, MAX_MESSAGE_BYTES, STDERR_TAIL_BYTES
+from pytest_toll.core.secrets import remember_setting
+from pytest_toll.core.textio import describe_size, load_json
 from pytest_toll.definitions.mcp.listing import (
     METHOD_NOT_FOUND,
     Listing,
@@ -37,9 +44,13 @@ from pytest_toll.definitions.mcp.listing import (
 )
 
 _STDERR_TAIL_LINES = 20
-_STDERR_TAIL_CHARS = 2_000
 # How long a server gets to exit by itself once its stdin is closed, then after SIGTERM.
 _GRACE_SECONDS = 2.0
+_READ_CHUNK = 1 << 16
+# How often a silent server is checked for having exited, and how long its stdout may stay
+# open after that (held by something it started) before it counts as closed.
+_POLL_SECONDS = 0.25
+_AFTER_EXIT_SECONDS = 0.5
 
 
 def describe_command(command: Sequence[str]) -> str:
@@ -66,11 +77,17 @@ class StdioSession:
         self.target = describe_command(command)
         self.protocol_version: str | None = None
         self.noise = noise if noise is not None else Noise()
+        #: Why a process the server started may outlive it, once ``close`` found one.
+        self.orphans: str | None = None
         self._deadline = deadline
         self._timeout = timeout
         self._ids = itertools.count(1)
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._stderr: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
+        self._lines: deque[str] = deque()
+        self._partial = bytearray()
+        self._stderr = bytearray()
+        self._closed = False
+        for name, value in (env or {}).items():
+            remember_setting(name, value, kind="env")
         if cwd is not None and not Path(cwd).is_dir():
             raise CouldNotJudge(f"{self.target}: working directory {cwd} does not exist")
         try:
@@ -89,52 +106,143 @@ class StdioSession:
             raise CouldNotJudge(f"{self.target}: command not found: {command[0]}{where}") from None
         except PermissionError as error:
             raise CouldNotJudge(f"{self.target}: cannot execute: {error}") from None
-        self._closed = False
-        self._readers = [
-            threading.Thread(target=self._read_stdout, daemon=True),
-            threading.Thread(target=self._read_stderr, daemon=True),
-        ]
-        for reader in self._readers:
-            reader.start()
+        except OSError as error:
+            raise CouldNotJudge(f"{self.target}: cannot start: {error}") from None
+        assert self._process.stdin and self._process.stdout and self._process.stderr
+        self._stdin_fd = self._process.stdin.fileno()
+        self._selector = selectors.DefaultSelector()
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+            os.set_blocking(stream.fileno(), False)
+        self._selector.register(self._process.stdout, selectors.EVENT_READ, "stdout")
+        self._selector.register(self._process.stderr, selectors.EVENT_READ, "stderr")
+        self._open_streams = {"stdout", "stderr"}
 
-    def _read_stdout(self) -> None:
-        assert self._process.stdout is not None
-        for raw in self._process.stdout:
-            self._lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
-        self._lines.put(None)
+    # --- reading, under the deadline -----------------------------------------------------
 
-    def _read_stderr(self) -> None:
-        assert self._process.stderr is not None
-        for raw in self._process.stderr:
-            self._stderr.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+    def _pump(self, until: float) -> None:
+        """Read whatever the server wrote, waiting at most until ``until``."""
+        if not self._open_streams:
+            return
+        for key, _ in self._selector.select(timeout=max(until - time.monotonic(), 0.0)):
+            name = key.data
+            stream: IO[bytes] = key.fileobj  # type: ignore[assignment]
+            try:
+                chunk = os.read(stream.fileno(), _READ_CHUNK)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._selector.unregister(stream)
+                self._open_streams.discard(name)
+                if name == "stdout" and self._partial:
+                    self._take_line(bytes(self._partial))
+                    self._partial.clear()
+            elif name == "stdout":
+                self._take_stdout(chunk)
+            else:
+                self._stderr += chunk
+                if len(self._stderr) > 2 * STDERR_TAIL_BYTES:
+                    del self._stderr[:-STDERR_TAIL_BYTES]
+
+    def _take_stdout(self, chunk: bytes) -> None:
+        *complete, rest = chunk.split(b"\n")
+        if complete:
+            self._take_line(bytes(self._partial) + complete[0])
+            self._partial.clear()
+            for line in complete[1:]:
+                self._take_line(line)
+        self._partial += rest
+        if len(self._partial) > MAX_MESSAGE_BYTES:
+            self._partial.clear()
+            raise CouldNotJudge(
+                self._fault(
+                    f"a stdout line is longer than the {describe_size(MAX_MESSAGE_BYTES)} read "
+                    "limit; cut, nothing measured"
+                )
+            )
+
+    def _take_line(self, raw: bytes) -> None:
+        if len(raw) > MAX_MESSAGE_BYTES:
+            raise CouldNotJudge(
+                self._fault(
+                    f"a stdout line is longer than the {describe_size(MAX_MESSAGE_BYTES)} read "
+                    "limit; cut, nothing measured"
+                )
+            )
+        self._lines.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+
+    def _next_line(self, method: str) -> str | None:
+        """The next stdout line; None once stdout is closed, or soon after the server exited
+        while something it started still holds stdout; a fault at the deadline."""
+        exited_at: float | None = None
+        while not self._lines:
+            if "stdout" not in self._open_streams:
+                return None
+            now = time.monotonic()
+            if now >= self._deadline:
+                raise CouldNotJudge(
+                    self._fault(
+                        f"no answer to {method} within the {self._timeout:g}s timeout; "
+                        "killed the server's process group"
+                    )
+                )
+            if exited_at is None and self._process.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > _AFTER_EXIT_SECONDS:
+                return None
+            self._pump(min(self._deadline, now + _POLL_SECONDS))
+        return self._lines.popleft()
 
     def stderr_tail(self) -> str:
-        text = "\n".join(self._stderr)
-        if len(text) > _STDERR_TAIL_CHARS:
-            text = "…" + text[-_STDERR_TAIL_CHARS:]
-        return text
+        data = bytes(self._stderr[-STDERR_TAIL_BYTES:])
+        cut = len(self._stderr) > STDERR_TAIL_BYTES
+        text = data.decode("utf-8", "replace")
+        lines = text.splitlines()
+        if len(lines) > _STDERR_TAIL_LINES:
+            lines, cut = lines[-_STDERR_TAIL_LINES:], True
+        text = "\n".join(lines)
+        return "…" + text if cut and text else text
 
     def _fault(self, message: str) -> str:
         """``message`` with the server's stderr tail appended (after the process is gone)."""
         self.close()
+        orphans = f"; {self.orphans}" if self.orphans else ""
         tail = self.stderr_tail()
         if not tail:
-            return f"{self.target}: {message} (stderr was empty)"
+            return f"{self.target}: {message}{orphans} (stderr was empty)"
         indented = "\n".join(f"  | {line}" for line in tail.splitlines())
-        return f"{self.target}: {message}\n  stderr (last lines):\n{indented}"
+        return f"{self.target}: {message}{orphans}\n  stderr (last lines):\n{indented}"
+
+    # --- writing, under the deadline -----------------------------------------------------
 
     def _send(self, message: Mapping[str, Any]) -> None:
-        assert self._process.stdin is not None
+        data = memoryview(json.dumps(message).encode() + b"\n")
         try:
-            self._process.stdin.write(json.dumps(message).encode() + b"\n")
-            self._process.stdin.flush()
+            while data:
+                remaining = self._deadline - time.monotonic()
+                if remaining <= 0:
+                    raise CouldNotJudge(
+                        self._fault(
+                            f"stopped reading its stdin; gave up at the {self._timeout:g}s "
+                            "timeout and killed the server's process group"
+                        )
+                    )
+                try:
+                    written = os.write(self._stdin_fd, data)
+                except BlockingIOError:
+                    # Its stdin is full: read what it writes meanwhile, so neither side waits.
+                    self._pump(min(self._deadline, time.monotonic() + 0.05))
+                    continue
+                data = data[written:]
         except (BrokenPipeError, ValueError, OSError):
             running = "stopped reading its stdin but did not exit"
             raise CouldNotJudge(self._fault(self._exit_description(running))) from None
 
     def _exit_description(self, running: str = "closed its stdout but did not exit") -> str:
+        grace = min(_GRACE_SECONDS, max(self._deadline - time.monotonic(), 0.0))
         try:
-            code = self._process.wait(timeout=_GRACE_SECONDS)
+            code = self._process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             return running
         if code < 0:
@@ -157,16 +265,7 @@ class StdioSession:
             message["params"] = dict(params)
         self._send(message)
         while True:
-            remaining = self._deadline - time.monotonic()
-            try:
-                line = self._lines.get(timeout=max(remaining, 0.0))
-            except queue.Empty:
-                raise CouldNotJudge(
-                    self._fault(
-                        f"no answer to {method} within the {self._timeout:g}s timeout; "
-                        "killed the server's process group"
-                    )
-                ) from None
+            line = self._next_line(method)
             if line is None:
                 raise CouldNotJudge(self._fault(f"{self._exit_description()} ({method})"))
             answer = self._parse(line)
@@ -192,7 +291,7 @@ class StdioSession:
         if not line.strip():
             return None
         try:
-            message = json.loads(line)
+            message = load_json(line)
         except ValueError:
             message = None
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
@@ -213,16 +312,15 @@ class StdioSession:
         self._send(reply)
 
     def close(self) -> None:
-        """Stop the server (stdin closed, then SIGTERM, then SIGKILL to its group) and reap it."""
+        """Stop the server (stdin closed, then SIGTERM, then SIGKILL to its group), reap it,
+        and make sure nothing it started still holds its pipes."""
         if self._closed:
             return
         self._closed = True
         process = self._process
-        try:
+        with contextlib.suppress(OSError):
             if process.stdin is not None:
                 process.stdin.close()
-        except OSError:
-            pass
         past_deadline = time.monotonic() >= self._deadline
         try:
             process.wait(timeout=0 if past_deadline else _GRACE_SECONDS)
@@ -235,11 +333,73 @@ class StdioSession:
             process.wait()
         # Children the server left behind in its group go too.
         _signal_group(process.pid, signal.SIGKILL)
-        for reader in self._readers:
-            reader.join(timeout=1.0)
-        for stream in (process.stdout, process.stderr):
+        self._drain_and_close()
+
+    def _drain_and_close(self) -> None:
+        """Read the pipes to their end; a process outside the group that still holds one
+        (it called ``setsid``) is killed when it can be found, and named otherwise."""
+        self._pump_until_closed(time.monotonic() + 0.2)
+        if self._open_streams:
+            holders = _pipe_holders(self._process, self._open_streams)
+            for pid in holders:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            self._pump_until_closed(time.monotonic() + 0.5)
+            if self._open_streams:
+                self.orphans = (
+                    "a process the server started outside its process group still holds its "
+                    f"{' and '.join(sorted(self._open_streams))} and may outlive toll"
+                )
+            elif holders:
+                self.orphans = (
+                    f"killed {len(holders)} process{'es' if len(holders) > 1 else ''} the "
+                    "server had started outside its process group (setsid) that still held "
+                    "its pipes"
+                )
+        self._selector.close()
+        for stream in (self._process.stdout, self._process.stderr):
             if stream is not None:
                 stream.close()
+
+    def _pump_until_closed(self, until: float) -> None:
+        with contextlib.suppress(CouldNotJudge):  # a cut line no longer matters here
+            while self._open_streams and time.monotonic() < until:
+                self._pump(until)
+        self._lines.clear()
+
+
+def _pipe_holders(process: subprocess.Popen[bytes], names: set[str]) -> list[int]:
+    """Other processes holding the server's ``names`` pipes (Linux ``/proc``; else none)."""
+    streams = {"stdout": process.stdout, "stderr": process.stderr}
+    wanted = set()
+    for name in names:
+        stream = streams.get(name)
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):
+                wanted.add(f"pipe:[{os.fstat(stream.fileno()).st_ino}]")
+    holders: list[int] = []
+    me = os.getpid()
+    try:
+        pids = [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:
+        return holders
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue  # gone, or not ours to look at
+        if any(_link(f"/proc/{pid}/fd/{fd}") in wanted for fd in fds):
+            holders.append(pid)
+    return holders
+
+
+def _link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
 
 
 def _signal_group(pgid: int, signal_number: signal.Signals) -> None:
