@@ -93,6 +93,10 @@ async def test_async_agent(server):
     )
     async for _ in reply:
         pass
+
+def test_nothing_left_patched_after_them():
+    from pytest_toll.capture_hook import active_captures, patched
+    assert not patched() and active_captures() == 0
 """
 
 
@@ -119,7 +123,7 @@ def _entries(project: pytest.Pytester) -> dict[str, dict[str, object]]:
 
 def test_capture_grades_the_largest_request_and_shows_each(project: pytest.Pytester) -> None:
     result = _run(project)
-    result.assert_outcomes(passed=4, failed=2)
+    result.assert_outcomes(passed=5, failed=2)
     entries = _entries(project)
     agent = entries["test_agent"]
     capture = agent["capture"]
@@ -164,7 +168,7 @@ def test_capture_grades_the_largest_request_and_shows_each(project: pytest.Pytes
 
 def test_strict_fails_a_test_that_captured_nothing(project: pytest.Pytester) -> None:
     result = _run(project, "--toll-strict", "-k", "sends_nothing")
-    result.assert_outcomes(failed=1, deselected=5)
+    result.assert_outcomes(failed=1, deselected=6)
     result.stdout.fnmatch_lines(["*captured none*--toll-strict fails it*"])
 
 
@@ -191,7 +195,7 @@ def test_xdist_matches_serial(project: pytest.Pytester) -> None:
             rows.append((name, entry["outcome"], entry["measured"], *shown))
         return rows
 
-    _run(project).assert_outcomes(passed=4, failed=2)
+    _run(project).assert_outcomes(passed=5, failed=2)
     serial = stable()
-    _run(project, "-n", "2").assert_outcomes(passed=4, failed=2)
+    _run(project, "-n", "2").assert_outcomes(passed=5, failed=2)
     assert stable() == serial
