@@ -155,6 +155,11 @@ def judge_test(
     if (errored or not measured) and budget is None and not entry and not capture_error:
         # A failing or non-measuring test with no budget and no pin: nothing to judge.
         return None
+    sent_nothing = captured is not None and not captured.requests and not capture_error
+    if sent_nothing and not measured and not entry:
+        # It said so (the warning); its budget grades nothing. A pinned test that stops
+        # sending is still an error below: its pin would otherwise go unguarded.
+        return None
     measurement: EntryMeasurement | None = None
     error = ""
     if errored:

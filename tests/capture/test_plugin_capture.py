@@ -69,7 +69,7 @@ def test_agent(server):
 def test_agent_over_budget(server):
     run_agent(claude(server))
 
-@pytest.mark.toll(capture=True)
+@pytest.mark.toll(budget=100, capture=True)
 def test_sends_nothing():
     pass
 
