@@ -18,11 +18,15 @@ if TYPE_CHECKING:
 STATE_KEY: pytest.StashKey[TollState] = pytest.StashKey()
 METER_KEY: pytest.StashKey[Toll] = pytest.StashKey()
 BUDGET_KEY: pytest.StashKey[int | None] = pytest.StashKey()
+#: Set (True) only on a test marked ``toll(capture=True)``.
+CAPTURE_KEY: pytest.StashKey[bool] = pytest.StashKey()
 MARKER_ERROR_KEY: pytest.StashKey[str] = pytest.StashKey()
 #: The ``user_properties`` names: the judged result (a plain dict, how results reach the
 #: xdist controller) and a test's measured total (what JUnit XML shows).
 RESULT_PROPERTY = "toll"
 TOKENS_PROPERTY = "toll_tokens"
+#: One per captured request, in the order sent (what JUnit XML shows of each).
+REQUEST_PROPERTY = "toll_request"
 
 
 def state_of(config: pytest.Config) -> TollState | None:

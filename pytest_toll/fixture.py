@@ -2,7 +2,9 @@
 
 Every measurement adds a record (name, kind, tokens, method); the test's total is the sum
 of its records, judged after the test body against ``@pytest.mark.toll(budget=N)`` and the
-ledger's ``tests:`` entry. This module does not import pytest: the plugin wraps it.
+ledger's ``tests:`` entry. Requests captured while the test ran (``toll(capture=True)``, or
+``with toll.capture():``) add one record: the largest of them, the context one call carries.
+This module does not import pytest: the plugin wraps it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.calls.capture import CaptureReport
 from pytest_toll.calls.measuring import CallReport, measure
+from pytest_toll.capture_hook import Capture
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.core.models import Catalogue
@@ -26,6 +30,9 @@ from pytest_toll.skills.records import SkillsReport
 from pytest_toll.transcripts.report import ScanReport
 from pytest_toll.transcripts.scan import ReadOptions
 from pytest_toll.transcripts.scan import scan as scan_tolls
+
+#: The record kind of the largest captured request.
+CAPTURE_KIND = "capture"
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,9 @@ class Toll:
     #: The model catalogue with toll.yaml's ``models:`` overrides (None: the shipped one).
     catalogue: Catalogue | None = None
     records: list[Record] = field(default_factory=list)
+    #: The LLM requests the code under test sent while capturing (see :meth:`capture`).
+    capturing: Capture = field(default_factory=Capture)
+    _captured: CaptureReport | None = field(default=None, init=False, repr=False)
 
     @property
     def total(self) -> int:
@@ -127,6 +137,32 @@ class Toll:
         tokens they paid. No transcripts or no tool calls is CouldNotJudge, never zero."""
         report = scan_tolls([Path(root) for root in roots], ReadOptions(**scan))
         self._record(name or "transcripts", "transcripts", int(report.ok_tokens), O200K)
+        return report
+
+    def capture(self) -> Capture:
+        """Record the LLM requests sent inside ``with toll.capture():`` (httpx, sync and
+        async; Anthropic Messages, OpenAI Chat Completions and Responses). At the end of the
+        test the largest of them is recorded as ``largest captured request``; every request
+        shows in the report. Inside ``toll(capture=True)`` it is already on (no double count).
+        """
+        return self.capturing
+
+    def captured(self) -> CaptureReport:
+        """The requests captured so far, measured (the model from each body)."""
+        if self._captured is None or len(self._captured.requests) != len(self.capturing.sent):
+            self._captured = self.capturing.measure(self.catalogue)
+        return self._captured
+
+    def finish_capture(self) -> CaptureReport | None:
+        """Stop capturing and record the largest request judged; None when never captured."""
+        self.capturing.close()
+        if not self.capturing.used:
+            return None
+        report = self.captured()
+        largest = report.largest
+        recorded = any(record.kind == CAPTURE_KIND for record in self.records)
+        if largest is not None and largest.tokens is not None and not recorded:
+            self._record("largest captured request", CAPTURE_KIND, largest.tokens, O200K)
         return report
 
 

@@ -6,7 +6,8 @@ ids, ``-k`` and ``--co`` work as for Python tests. An item measures its entry th
 registry in :mod:`pytest_toll.gate.kinds`, judges it (:func:`pytest_toll.gate.ratchet.judge`),
 leaves the result on its report as a plain dict (how it reaches the xdist controller), and
 fails with a short table rather than a traceback. A test that measured with the ``toll``
-fixture, or is marked ``toll(budget=N)``, is judged the same way (:func:`judge_test`).
+fixture, or is marked ``toll(budget=N)``, is judged the same way (:func:`judge_test`); what
+it captured (``toll(capture=True)``) travels on its result, one row per request.
 """
 
 from __future__ import annotations
@@ -16,12 +17,21 @@ from typing import Any
 
 import pytest
 
-from pytest_toll._keys import RESULT_PROPERTY, STATE_KEY, TOKENS_PROPERTY, require_state, state_of
+from pytest_toll._keys import (
+    REQUEST_PROPERTY,
+    RESULT_PROPERTY,
+    STATE_KEY,
+    TOKENS_PROPERTY,
+    require_state,
+    state_of,
+)
+from pytest_toll.calls.capture import CaptureReport
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.fixture import Toll
 from pytest_toll.gate.kinds import KINDS, TESTS_KIND, Kind
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.gate.ratchet import Policy, judge
+from pytest_toll.report.markdown import request_line
 from pytest_toll.report.model import EntryResult
 from pytest_toll.report.terminal import failure_text
 
@@ -130,19 +140,36 @@ def judge_test(
     entry: dict[str, Any] = {}
     if state is not None:
         entry = state.ledger.section(TESTS_KIND.name).get(nodeid) or {}
+    captured = meter.finish_capture() if meter is not None else None
+    if captured is not None:
+        item.user_properties.extend(
+            (REQUEST_PROPERTY, request_line(request.as_dict())) for request in captured.requests
+        )
+    strict = state is not None and state.policy.strict
+    capture_error = _capture_error(captured, strict=strict)
+    if captured is not None and not captured.requests and not strict:
+        item.warn(pytest.PytestWarning(f"{nodeid}: {NOTHING_CAPTURED}"))
     measured = meter is not None and bool(meter.records)
     if measured and meter is not None:
         item.user_properties.append((TOKENS_PROPERTY, meter.total))
-    if (errored or not measured) and budget is None and not entry:
+    if (errored or not measured) and budget is None and not entry and not capture_error:
         # A failing or non-measuring test with no budget and no pin: nothing to judge.
+        return None
+    sent_nothing = captured is not None and not captured.requests and not capture_error
+    if sent_nothing and not measured and not entry:
+        # It said so (the warning); its budget grades nothing. A pinned test that stops
+        # sending is still an error below: its pin would otherwise go unguarded.
         return None
     measurement: EntryMeasurement | None = None
     error = ""
     if errored:
         error = "the test did not pass: its measurement is neither judged nor pinned"
+    elif capture_error:
+        error = capture_error
     elif meter is None or not meter.records:
         gate = "marked toll(budget=…)" if budget is not None else "pinned in the ledger"
-        error = f"{gate} but measured nothing: measure with the toll fixture"
+        how = "capture its requests" if captured is not None else "measure with the toll fixture"
+        error = f"{gate} but measured nothing: {how}"
     else:
         measurement = EntryMeasurement(meter.total, meter.method, meter.parts())
     result = judge(
@@ -156,6 +183,29 @@ def judge_test(
         error=error,
         extra_budget=budget,
     )
+    if captured is not None:
+        result.capture = captured.as_dict()
     if state is not None:
         item.user_properties.append((RESULT_PROPERTY, result.as_dict()))
     return result
+
+
+NOTHING_CAPTURED = (
+    "asked to capture LLM requests but captured none (Anthropic Messages, OpenAI Chat "
+    "Completions or Responses, sent through httpx while the test ran)"
+)
+
+
+def _capture_error(captured: CaptureReport | None, *, strict: bool) -> str:
+    """Why a capture cannot be judged: a request that could not be measured (never a pass),
+    or, under ``--toll-strict``, no request at all."""
+    if captured is None:
+        return ""
+    if captured.unjudged:
+        first = captured.unjudged[0]
+        more = len(captured.unjudged) - 1
+        also = f" (and {more} more)" if more else ""
+        return f"could not judge captured request {first.describe()}: {first.error}{also}"
+    if not captured.requests and strict:
+        return f"{NOTHING_CAPTURED}; --toll-strict fails it"
+    return ""

@@ -18,6 +18,7 @@ import pytest
 
 from pytest_toll._keys import (
     BUDGET_KEY,
+    CAPTURE_KEY,
     MARKER_ERROR_KEY,
     METER_KEY,
     RESULT_PROPERTY,
@@ -102,7 +103,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "toll(budget=N): fail the test when the tokens it measures with the toll fixture exceed N",
+        "toll(budget=N, capture=False): fail the test when the tokens it measures with the toll "
+        "fixture exceed N; capture=True measures the LLM requests the test sends (the largest)",
     )
     if not config.getoption("toll") or config.option.help:
         return
@@ -188,6 +190,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         try:
             item.stash[BUDGET_KEY] = _marker_budget(item, marker)
+            if _marker_capture(item, marker):
+                item.stash[CAPTURE_KEY] = True
         except pytest.UsageError as error:
             if not worker:
                 raise
@@ -200,7 +204,7 @@ def _marker_budget(item: pytest.Item, marker: pytest.Mark) -> int | None:
     where = f"{item.nodeid}: @pytest.mark.toll"
     if marker.args:
         raise pytest.UsageError(f"{where}: give the budget by name, toll(budget=N)")
-    unknown = sorted(set(marker.kwargs) - {"budget"})
+    unknown = sorted(set(marker.kwargs) - {"budget", "capture"})
     if unknown:
         raise pytest.UsageError(f"{where}: unknown argument {', '.join(unknown)}")
     budget = marker.kwargs.get("budget")
@@ -213,20 +217,39 @@ def _marker_budget(item: pytest.Item, marker: pytest.Mark) -> int | None:
     return budget
 
 
+def _marker_capture(item: pytest.Item, marker: pytest.Mark) -> bool:
+    capture = marker.kwargs.get("capture", False)
+    if not isinstance(capture, bool):
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.toll(capture=…): must be True or False, not {capture!r}"
+        )
+    return capture
+
+
 # --- the fixture and the per-test gate --------------------------------------------------
 
 
 @pytest.fixture
-def toll(request: pytest.FixtureRequest) -> Toll:
+def toll(request: pytest.FixtureRequest) -> Iterator[Toll]:
     """Measure inside a test; the total is judged against ``toll(budget=N)`` and the ledger."""
+    meter = _meter(request.node)
+    yield meter
+    meter.capturing.close()  # a capture never outlives its test
+
+
+def _meter(item: pytest.Item) -> Toll:
+    """The test's meter (made by the ``toll`` fixture, or here for ``toll(capture=True)``)."""
+    meter = item.stash.get(METER_KEY, None)
+    if meter is not None:
+        return meter
     from pytest_toll.fixture import Toll
 
-    state = request.config.stash.get(STATE_KEY, None)
+    state = item.config.stash.get(STATE_KEY, None)
     if state is None:
-        meter = Toll(request.node.nodeid)
+        meter = Toll(item.nodeid)
     else:
-        meter = Toll(request.node.nodeid, state.settings.window, state.catalogue)
-    request.node.stash[METER_KEY] = meter
+        meter = Toll(item.nodeid, state.settings.window, state.catalogue)
+    item.stash[METER_KEY] = meter
     return meter
 
 
@@ -234,16 +257,21 @@ def toll(request: pytest.FixtureRequest) -> Toll:
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     budget = item.stash.get(BUDGET_KEY, None)
     meter = item.stash.get(METER_KEY, None)
-    if meter is None and budget is None:
+    if meter is None and budget is None and CAPTURE_KEY not in item.stash:
         if MARKER_ERROR_KEY in item.stash:
             pytest.fail(item.stash[MARKER_ERROR_KEY], pytrace=False)
         return (yield)
     from pytest_toll.items import judge_test
     from pytest_toll.report.terminal import failure_text
 
+    if CAPTURE_KEY in item.stash:
+        meter = _meter(item)
+        meter.capturing.start()
     try:
         outcome = yield
     except pytest.skip.Exception:
+        if meter is not None:
+            meter.capturing.close()
         raise
     except BaseException:
         judge_test(item, meter, budget, errored=True)

@@ -66,6 +66,56 @@ def signed(value: int | None) -> str:
     return f"{value:+,}" if value else "0"
 
 
+#: The parts of a captured request, in the order ``toll measure`` shows them.
+_REQUEST_PARTS = ("messages", "system", "skills", "tools")
+
+
+def capture_line(capture: Mapping[str, Any]) -> str:
+    """What a test captured in a line: the graded largest request, then the sum and count."""
+    count = int(capture.get("count", 0))
+    if not count:
+        return "captured no LLM request"
+    largest = capture.get("largest")
+    head = (
+        f"largest request #{capture.get('largest_number')}: {number(largest)} o200k"
+        if largest is not None
+        else "no request could be judged"
+    )
+    unjudged = int(capture.get("could_not_judge", 0))
+    tail = f", {unjudged} could not judge" if unjudged else ""
+    plural = "request" if count == 1 else "requests"
+    return f"{head} (sum {number(capture.get('sum'))} over {count} {plural}{tail})"
+
+
+def request_line(request: Mapping[str, Any]) -> str:
+    """One captured request in a line: which, where to, and what it measured (or why not)."""
+    model = f" {request['model']}" if request.get("model") else ""
+    stream = " (stream)" if request.get("stream") else ""
+    where = (
+        f"#{request.get('number')} {request.get('api')}{model}{stream} "
+        f"{request.get('host')}{request.get('path')}"
+    )
+    if request.get("tokens") is None:
+        return f"{where}: could not judge: {request.get('error', '')}"
+    scaled = request.get("scaled")
+    scaled_text = f", {scaled:,} {request.get('scaled_method')}" if scaled is not None else ""
+    cost = request.get("cost_usd")
+    usd = f", ${cost:,.6f}" if cost is not None else ""
+    parts = request.get("parts") or {}
+    split = ", ".join(f"{name} {parts[name]:,}" for name in _REQUEST_PARTS if name in parts)
+    return f"{where}: {request['tokens']:,} o200k{scaled_text}{usd} ({split})"
+
+
+def capture_lines(entry: EntryDict) -> list[str]:
+    """A bullet for a test that captured, and one sub-bullet per request (Markdown)."""
+    capture = entry.get("capture")
+    if capture is None:
+        return []
+    lines = [f"- **{text(entry_label(entry))}**: {text(capture_line(capture))}"]
+    lines.extend(f"  - {text(request_line(request))}" for request in capture["requests"])
+    return lines
+
+
 def entry_label(entry: EntryDict) -> str:
     """``servers::notes``; a section that is one entry (``transcripts``) is just its name.
 
@@ -202,6 +252,7 @@ def render(report: ReportDict, limit_bytes: int | None = None) -> str:
         for entry in entries
     ]
     changes = [line for line in (change_line(entry) for entry in entries) if line]
+    captured = [line for entry in entries for line in capture_lines(entry)]
     findings = sorted(
         (
             (_SEVERITY_RANK.get(str(finding.get("severity")), 9), index, entry, finding)
@@ -231,6 +282,14 @@ def render(report: ReportDict, limit_bytes: int | None = None) -> str:
                 ["### Changes against the pins", ""],
                 changes,
                 ("change against the pins", "changes against the pins"),
+            )
+        )
+    if captured:
+        sections.append(
+            (
+                ["### Captured LLM requests", ""],
+                captured,
+                ("captured-request line", "captured-request lines"),
             )
         )
     if finding_rows:

@@ -43,7 +43,7 @@ class PartDict(TypedDict):
     delta: int | None
 
 
-class EntryDict(TypedDict):
+class _EntryFields(TypedDict):
     kind: str
     name: str
     nodeid: str
@@ -61,6 +61,42 @@ class EntryDict(TypedDict):
     #: ``{"from": old pin or None, "to": new pin}``: the pin ``--toll-update`` wrote.
     ratchet: dict[str, int | None] | None
     other_pins: list[dict[str, Any]]
+
+
+class CapturedRequestDict(TypedDict, total=False):
+    """One captured request (``pytest_toll.calls.capture.MeasuredRequest.as_dict()``)."""
+
+    number: int
+    api: str
+    host: str
+    path: str
+    model: str | None
+    stream: bool
+    tokens: int | None
+    method: str | None
+    parts: dict[str, int]
+    scaled: int | None
+    scaled_method: str | None
+    cost_usd: float | None
+    error: str
+    notes: list[str]
+
+
+class CaptureDict(TypedDict):
+    """What a test captured: the graded largest request, the sum and count beside it."""
+
+    count: int
+    largest: int | None
+    largest_number: int | None
+    sum: int
+    could_not_judge: int
+    requests: list[CapturedRequestDict]
+
+
+class EntryDict(_EntryFields, total=False):
+    """One entry of the report; ``capture`` is there only on a test that captured."""
+
+    capture: CaptureDict
 
 
 class FixedCostDict(TypedDict):
@@ -144,6 +180,8 @@ class EntryResult:
     ratchet: dict[str, int | None] | None = None
     #: Other pinned numbers (``{"key": "waste_ratio_pin", "measured": 0.08, "pin": 0.09}``).
     other_pins: list[dict[str, Any]] = field(default_factory=list)
+    #: The LLM requests a test captured, when it captured (``CaptureDict``).
+    capture: Mapping[str, Any] | None = None
 
     @property
     def delta(self) -> int | None:
@@ -155,7 +193,7 @@ class EntryResult:
         return self.kind if self.name == self.kind else f"{self.kind}::{self.name}"
 
     def as_dict(self) -> EntryDict:
-        return {
+        data: EntryDict = {
             "kind": self.kind,
             "name": self.name,
             "nodeid": self.nodeid,
@@ -173,6 +211,9 @@ class EntryResult:
             "ratchet": None if self.ratchet is None else dict(self.ratchet),
             "other_pins": [dict(other) for other in self.other_pins],
         }
+        if self.capture is not None:
+            data["capture"] = cast(CaptureDict, dict(self.capture))
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EntryResult:
@@ -194,6 +235,7 @@ class EntryResult:
             parts=[PartResult.from_dict(part) for part in data.get("parts", [])],
             ratchet=None if ratchet is None else dict(ratchet),
             other_pins=[dict(other) for other in data.get("other_pins", [])],
+            capture=data.get("capture"),
         )
 
     def sort_key(self) -> tuple[int, int, str]:

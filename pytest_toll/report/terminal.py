@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_toll.report.markdown import number, signed
+from pytest_toll.report.markdown import capture_line, number, request_line, signed
 from pytest_toll.report.model import (
     IMPROVED,
     NEW,
@@ -101,6 +101,13 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
             lines.append(
                 (f"{entry.label}: {other['key']} {pin}, measured {other['measured']:g}", "")
             )
+    for entry in report.entries:
+        # A test that captured its LLM requests: the graded largest, then each request.
+        if entry.capture is not None:
+            lines.append((f"{entry.label}: {capture_line(entry.capture)}", ""))
+            for request in entry.capture.get("requests", []):
+                colour = "red" if request.get("tokens") is None else ""
+                lines.append((f"  {request_line(request)}", colour))
     for entry in report.entries:
         for finding in entry.findings:
             if finding.get("severity") in ("error", "warn"):
