@@ -94,10 +94,11 @@ def render(report: FixReport, written: Path | None = None) -> str:
     method = report.method
     saved = report.before - report.after
     percent = f", {-saved / report.before:+.1%}" if report.before else ""
+    change = f"{-saved:+,} tok{percent}" if saved else "no change"
     lines = [
         f"toll fix: {report.target}",
         f"  claude total ({method}): {report.before:,} → {report.after:,} with every safe edit "
-        f"({-saved:+,} tok{percent})",
+        f"({change})",
         "",
     ]
     if not report.suggestions:

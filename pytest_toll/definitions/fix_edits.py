@@ -429,12 +429,26 @@ def _defs_key(schema: Mapping[str, Any]) -> str:
     )
 
 
-def _new_name(first: Path, taken: set[str], subschema: Mapping[str, Any]) -> str:
+def _words(name: str) -> list[str]:
+    return [word.capitalize() for word in re.findall(r"[A-Za-z][a-z0-9]*|[0-9]+", name)]
+
+
+def _new_name(paths: list[Path], taken: set[str], subschema: Mapping[str, Any]) -> str:
+    """A name for a new ``$defs`` entry: its title when that is a plain word, else the words
+    the places it is used at end with alike (``billing_address``, ``shipping_address`` →
+    ``Address``), else the first place's name."""
     title = subschema.get("title")
-    base = title if isinstance(title, str) and re.fullmatch(r"[A-Za-z0-9_]+", title) else None
-    if base is None:
-        named = [part for part in first if isinstance(part, str) and part not in _MAP]
-        base = re.sub(r"[^A-Za-z0-9_]", "", named[-1].title()) if named else ""
+    base = title if isinstance(title, str) and re.fullmatch(r"[A-Za-z0-9_]+", title) else ""
+    if not base:
+        names = [[p for p in path if isinstance(p, str) and p not in _MAP] for path in paths]
+        words = [_words(named[-1]) if named else [] for named in names]
+        common: list[str] = []
+        while (
+            all(len(w) > len(common) for w in words)
+            and len({tuple(w[len(w) - len(common) - 1 :]) for w in words}) == 1
+        ):
+            common = words[0][len(words[0]) - len(common) - 1 :]
+        base = "".join(common or words[0])
     base = base or "Shared"
     name, suffix = base, 2
     while name in taken:
@@ -461,7 +475,7 @@ def _one_dedupe(schema: Schema) -> tuple[Schema, str] | None:
             extra_entries, new_entry = entries[1:], None
         else:
             taken = set(schema.get(key) or {})
-            target = _new_name(paths[0], taken, _at(schema, paths[0]))
+            target = _new_name(paths, taken, _at(schema, paths[0]))
             extra_entries, new_entry = [], _at(schema, paths[0])
         reference = f"#/{key}/{_pointer_name(target)}"
         # Long enough that a reference is shorter than a copy (tokens are measured later).
