@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -42,7 +42,6 @@ from pytest_toll.definitions.tools import (
     claude_line,
     load_tools_file,
     normalize_tools,
-    serialize_claude,
     weigh,
 )
 
@@ -107,12 +106,6 @@ def _count(text: str) -> int:
     return len(encoding().encode_ordinary(text))
 
 
-def claude_total(tools: Sequence[Tool]) -> int:
-    """The claude serialization's o200k total, as ``weigh`` counts it (without the rest of a
-    weigh: the raw and openai texts, the rows, the breakdown)."""
-    return _count(serialize_claude(tools))
-
-
 def _with(tools: Sequence[Tool], index: int, tool: Tool | None) -> list[Tool]:
     copy = list(tools)
     if tool is None:
@@ -160,10 +153,7 @@ def _without_parameter_text(description: str, names: Sequence[str]) -> str | Non
     return " ".join(s for s in sentences if s not in restating).strip()
 
 
-def _long_description(
-    tools: Sequence[Tool], index: int, shape: str
-) -> tuple[str, list[Tool]] | None:
-    tool = tools[index]
+def _long_description(tool: Tool, shape: str) -> tuple[str, Tool] | None:
     names = [str(name) for name in (tool.parameters.get("properties") or {})]
     if tool.description is None or not names or _count(tool.description) < LONG_DESCRIPTION_TOKENS:
         return None
@@ -174,11 +164,10 @@ def _long_description(
         "the description restates parameters the schema already carries "
         f"({listed(names)}): cut that text; move anything missing into the parameter descriptions"
     )
-    return what, _with(tools, index, edited(tool, shape, description=shorter))
+    return what, edited(tool, shape, description=shorter)
 
 
-def _large_enums(tools: Sequence[Tool], index: int, shape: str) -> tuple[str, list[Tool]] | None:
-    tool = tools[index]
+def _large_enums(tool: Tool, shape: str) -> tuple[str, Tool] | None:
     large = [
         (path, len(node["enum"]))
         for path, node in walk(tool.parameters)
@@ -197,25 +186,38 @@ def _large_enums(tools: Sequence[Tool], index: int, shape: str) -> tuple[str, li
         f"enum(s) past {LARGE_ENUM} values: {shown}; accept free text checked by the server, "
         "or offer a lookup tool"
     )
-    return what, _with(tools, index, edited(tool, shape, schema=schema))
+    return what, edited(tool, shape, schema=schema)
 
 
 def _near_duplicates(tools: Sequence[Tool]) -> list[tuple[int, int, float, float]]:
+    """(i, j, name likeness, description likeness): for each tool j, the earlier tool i it is
+    most like, when both likenesses reach ``NEAR_DUPLICATE_RATIO``."""
     pairs = []
-    for i, first in enumerate(tools):
-        for j in range(i + 1, len(tools)):
-            second = tools[j]
+    for j, second in enumerate(tools):
+        best: tuple[float, int, float, float] | None = None
+        for i in range(j):
+            first = tools[i]
             names = SequenceMatcher(None, first.name, second.name).ratio()
             if names < NEAR_DUPLICATE_RATIO:
                 continue
             text = SequenceMatcher(None, first.description or "", second.description or "")
             if text.real_quick_ratio() < NEAR_DUPLICATE_RATIO:
                 continue
+            if text.quick_ratio() < NEAR_DUPLICATE_RATIO:
+                continue
             described = text.ratio()
-            if described >= NEAR_DUPLICATE_RATIO:
-                pairs.append((i, j, names, described))
+            if described >= NEAR_DUPLICATE_RATIO and (best is None or names + described > best[0]):
+                best = (names + described, i, names, described)
+        if best is not None:
+            pairs.append((best[1], j, best[2], best[3]))
     return pairs
 
+
+Advise = Callable[[Tool, str], "tuple[str, Tool] | None"]
+ADVICE: tuple[tuple[str, Advise], ...] = (
+    ("long-description", _long_description),
+    ("large-enum", _large_enums),
+)
 
 # --- planning ---------------------------------------------------------------------------------
 
@@ -234,38 +236,77 @@ def apply_safe_rewrites(tool: Tool, shape: str) -> Tool:
     return tool
 
 
-def plan_fixes(tools: Sequence[Tool], *, shape: str, target: str = "") -> FixReport:
-    """Every edit worth making to ``tools``, each measured on its own, sorted by saving."""
-    from pytest_toll.core.tokens import O200K, TOKENIZER_NAME
+@dataclass(frozen=True)
+class Candidate:
+    """One edit before it is measured: the tool at ``index`` replaced (or, when
+    ``replacement`` is None, removed)."""
 
-    before_report = weigh(tools, target=target, source_shape=shape, breakdown_top=0)
-    before = before_report.claude
-    suggestions: list[Suggestion] = []
+    id: str
+    tool: str
+    what: str
+    safe: bool
+    index: int
+    replacement: Tool | None
 
-    def measured(edit_id: str, tool: str, what: str, copy: Sequence[Tool], safe: bool) -> None:
-        saving = before - claude_total(copy)
-        if saving > 0:
-            suggestions.append(Suggestion(edit_id, tool, what, saving, safe))
+    def applied(self, tools: Sequence[Tool]) -> list[Tool]:
+        return _with(tools, self.index, self.replacement)
 
+
+def candidates(tools: Sequence[Tool], shape: str) -> list[Candidate]:
+    """Every edit the catalogue finds, safe rewrites and advice, unmeasured."""
+    found: list[Candidate] = []
     for index, tool in enumerate(tools):
-        if tool.input_schema is None and tool.description is None:
-            continue
         for kind, rewrite in SAFE_REWRITES:
             result = rewrite(tool, shape)
             if result is not None:
-                copy = _with(tools, index, result.tool)
-                measured(f"{kind}:{tool.name}", tool.name, result.what, copy, True)
-        for kind, advise in (("long-description", _long_description), ("large-enum", _large_enums)):
-            advice = advise(tools, index, shape)
+                found.append(
+                    Candidate(
+                        f"{kind}:{tool.name}", tool.name, result.what, True, index, result.tool
+                    )
+                )
+        for kind, advise in ADVICE:
+            advice = advise(tool, shape)
             if advice is not None:
-                measured(f"{kind}:{tool.name}", tool.name, advice[0], advice[1], False)
+                what, changed = advice
+                found.append(
+                    Candidate(f"{kind}:{tool.name}", tool.name, what, False, index, changed)
+                )
     for i, j, names, described in _near_duplicates(tools):
         first, second = tools[i].name, tools[j].name
         what = (
             f"{second} looks like {first} (names {names:.0%}, descriptions {described:.0%} "
             "alike): merge them into one tool"
         )
-        measured(f"near-duplicate:{first}+{second}", second, what, _with(tools, j, None), False)
+        found.append(Candidate(f"near-duplicate:{first}+{second}", second, what, False, j, None))
+    return found
+
+
+def _segment_tokens(tool: Tool) -> int:
+    r"""The tokens one tool adds to the claude total: its ``<function>…</function>`` and the
+    line break after it.
+
+    The claude text is ``<functions>\n`` + these segments + ``</functions>`` (the last
+    segment's break is the one before ``</functions>``). o200k splits text into pieces by a
+    pattern before merging bytes, and ``>\n`` followed by ``<`` always ends a piece there, so
+    no piece crosses a segment's edge and the total is the sum over pieces: replacing or
+    removing one tool changes the total by exactly its segment's difference. (tests check this
+    against whole weighs.) It keeps a plan linear in the list's size instead of quadratic.
+    """
+    return _count(f"<function>{claude_line(tool)}</function>\n")
+
+
+def plan_fixes(tools: Sequence[Tool], *, shape: str, target: str = "") -> FixReport:
+    """Every edit worth making to ``tools``, each measured on its own, sorted by saving."""
+    from pytest_toll.core.tokens import O200K, TOKENIZER_NAME
+
+    before = weigh(tools, target=target, source_shape=shape, breakdown_top=0).claude
+    segments = [_segment_tokens(tool) for tool in tools]
+    suggestions: list[Suggestion] = []
+    for edit in candidates(tools, shape):
+        left = 0 if edit.replacement is None else _segment_tokens(edit.replacement)
+        saving = segments[edit.index] - left
+        if saving > 0:
+            suggestions.append(Suggestion(edit.id, edit.tool, edit.what, saving, edit.safe))
     suggestions.sort(key=lambda s: (-s.saving, s.id))
     fixed = tuple(apply_safe_rewrites(tool, shape) for tool in tools)
     after = weigh(fixed, target=target, source_shape=shape, breakdown_top=0).claude

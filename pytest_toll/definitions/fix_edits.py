@@ -285,6 +285,18 @@ _ONLY_FOR = {
     },
 }
 _ONLY_FOR["integer"] = _ONLY_FOR["number"]
+# Keywords that read their siblings (additionalProperties reads properties and
+# patternProperties, items reads prefixItems…): moved beside any of these, one of X's
+# keywords could change meaning, so the schema around may hold none of them.
+_READ_TOGETHER = {
+    "string": _ONLY_FOR["string"],
+    "number": _ONLY_FOR["number"],
+    "integer": _ONLY_FOR["number"],
+    "array": _ONLY_FOR["array"]
+    | {"prefixItems", "additionalItems", "minContains", "maxContains", "unevaluatedItems"},
+    "object": _ONLY_FOR["object"]
+    | {"dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"},
+}
 
 
 def _nullable(node: Mapping[str, Any]) -> tuple[str, Schema] | None:
@@ -303,7 +315,9 @@ def _nullable(node: Mapping[str, Any]) -> tuple[str, Schema] | None:
     if not isinstance(kind, str) or kind == "null":
         return None
     rest = {key: value for key, value in other.items() if key != "type"}
-    if not rest.keys() <= _ONLY_FOR.get(kind, set()) or rest.keys() & node.keys():
+    if not rest.keys() <= _ONLY_FOR.get(kind, set()) or (
+        rest and _READ_TOGETHER[kind] & node.keys()
+    ):
         return None
     return kind, rest
 

@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_toll.cli import main
-from pytest_toll.definitions.fix import claude_total, plan_fixes
+from pytest_toll.definitions.fix import candidates, plan_fixes
 from pytest_toll.definitions.fix_edits import (
     dedupe_subschemas,
     drop_generated_titles,
@@ -95,6 +97,10 @@ def test_nullable_any_of_becomes_a_type_list() -> None:
             "c": {"anyOf": [{"type": "string", "enum": ["x"]}, {"type": "null"}]},
             "d": {"anyOf": [{"$ref": "#/$defs/D"}, {"type": "null"}]},
             "e": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}], "minimum": 0},
+            "f": {
+                "anyOf": [{"type": "object", "additionalProperties": False}, {"type": "null"}],
+                "patternProperties": {"^x": {}},
+            },
         },
     }
     result = nullable_as_type(tool(schema), SHAPE_MCP)
@@ -102,8 +108,9 @@ def test_nullable_any_of_becomes_a_type_list() -> None:
     properties = result.tool.parameters["properties"]
     assert properties["a"] == {"type": ["string", "null"], "default": None}
     assert properties["b"] == {"type": ["array", "null"], "items": {"type": "string"}}
-    # enum would refuse null; a $ref is not a type; a keyword on both sides cannot merge.
-    for kept in "cde":
+    # enum would refuse null; a $ref is not a type; a keyword on both sides cannot merge;
+    # additionalProperties would start to read the patternProperties beside it.
+    for kept in "cdef":
         assert properties[kept] == schema["properties"][kept]
 
 
@@ -194,13 +201,47 @@ def test_written_tools_weigh_exactly_after(
         assert after.annotations == before.annotations
 
 
-def test_each_saving_is_the_weighed_difference() -> None:
-    tools, shape = load_tools_file(TOOLS / "openapi_tools.json")
-    assert claude_total(tools) == weigh(tools).claude
-    report = plan_fixes(tools, shape=shape)
-    near = next(s for s in report.suggestions if s.id.startswith("near-duplicate:"))
-    without = [t for t in tools if t.name != near.tool]
-    assert near.saving == weigh(tools).claude - weigh(without).claude
+@pytest.mark.parametrize("name", FIXTURES)
+def test_each_saving_is_the_weighed_difference(name: str) -> None:
+    tools, shape = load_tools_file(TOOLS / f"{name}.json")
+    before = weigh(tools).claude
+    savings = {s.id: s.saving for s in plan_fixes(tools, shape=shape).suggestions}
+    edits = candidates(tools, shape)
+    assert {edit.id for edit in edits} >= set(savings)
+    for edit in edits:
+        measured = before - weigh(edit.applied(tools)).claude
+        assert savings.get(edit.id, 0) == max(measured, 0), edit.id
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text(alphabet="ab_<>/\n\u2028 é", min_size=1, max_size=8),
+            st.none() | st.text(max_size=30),
+            st.dictionaries(st.text(max_size=5), st.text(max_size=10), max_size=3),
+        ),
+        min_size=2,
+        max_size=5,
+    ),
+    st.data(),
+)
+def test_one_tool_changes_the_total_by_its_own_segment(
+    elements: list[tuple[str, str | None, dict[str, str]]], data: st.DataObject
+) -> None:
+    """The claim plan_fixes' measurement rests on, for any text: replacing one tool changes
+    the weighed claude total by exactly the change of that tool's own segment."""
+    from pytest_toll.definitions.fix import _segment_tokens
+
+    tools = [Tool(name=n, description=d, input_schema={"properties": p}) for n, d, p in elements]
+    index = data.draw(st.integers(0, len(tools) - 1))
+    other = data.draw(st.text(max_size=40))
+    changed = Tool(name=tools[index].name, description=other, input_schema={})
+    copy = [*tools[:index], changed, *tools[index + 1 :]]
+    removed = [*tools[:index], *tools[index + 1 :]]
+    before = weigh(tools).claude
+    assert before - weigh(copy).claude == _segment_tokens(tools[index]) - _segment_tokens(changed)
+    assert before - weigh(removed).claude == _segment_tokens(tools[index])
 
 
 def test_a_real_sdk_server_through_a_command(

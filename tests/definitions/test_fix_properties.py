@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -73,11 +74,28 @@ leaves = st.one_of(
 )
 
 
-def _compound(inner: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
-    def nullable(branch: dict[str, Any], null_first: bool, extra: dict[str, Any]):
+NULLABLE_NEIGHBOURS = [
+    {},
+    {"default": None},
+    {"minLength": 1},
+    {"type": "string"},
+    # additionalProperties reads these: a branch's must not move beside them.
+    {"patternProperties": {"^p": {"type": "integer"}}},
+    {"properties": {"path": {"type": "integer"}}},
+]
+
+
+def nullables(inner: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    """``anyOf: [X, {type: null}]`` in either order, with neighbours that may block a rewrite."""
+
+    def nullable(branch: dict[str, Any], null_first: bool, extra: dict[str, Any]) -> dict[str, Any]:
         branches = [{"type": "null"}, branch] if null_first else [branch, {"type": "null"}]
         return {"anyOf": branches, **extra}
 
+    return st.builds(nullable, inner, st.booleans(), st.sampled_from(NULLABLE_NEIGHBOURS))
+
+
+def _compound(inner: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
     def obj(props: dict[str, dict[str, Any]], required: list[str], closed: bool | None):
         schema: dict[str, Any] = {"type": "object", "properties": props}
         if required:
@@ -93,12 +111,7 @@ def _compound(inner: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dic
         )
     )
     return st.one_of(
-        st.builds(
-            nullable,
-            inner,
-            st.booleans(),
-            st.sampled_from([{}, {"default": None}, {"minLength": 1}, {"type": "string"}]),
-        ),
+        nullables(inner),
         st.builds(
             obj,
             st.dictionaries(st.sampled_from(NAMES), inner, max_size=3),
@@ -148,6 +161,23 @@ def root_schemas(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
+def nullable_roots(draw: st.DrawFn) -> dict[str, Any]:
+    """Roots whose properties are "X or null", one beside each kind of neighbour, X often a
+    closed object: the rewrite under test, where it must and must not happen."""
+    objects = st.builds(
+        lambda props: {"type": "object", "properties": props, "additionalProperties": False},
+        st.dictionaries(st.sampled_from(NAMES), leaves, max_size=2),
+    )
+    branches = objects | leaves | schemas
+    properties = {}
+    for index, neighbours in enumerate(NULLABLE_NEIGHBOURS):
+        branch = draw(branches)
+        pair = [{"type": "null"}, branch] if draw(st.booleans()) else [branch, {"type": "null"}]
+        properties[f"v{index}"] = {"anyOf": pair, **neighbours}
+    return {"type": "object", "properties": properties}
+
+
+@st.composite
 def fitting(draw: st.DrawFn, schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> Any:
     """A value shaped by the schema (it may still break a constraint: both sides are judged)."""
     if depth > 6:
@@ -166,12 +196,16 @@ def fitting(draw: st.DrawFn, schema: dict[str, Any], root: dict[str, Any], depth
         kind = draw(st.sampled_from(kind))
     if kind == "object":
         names = draw(
-            st.lists(st.sampled_from([*schema.get("properties", {}), "extra"]), unique=True)
+            st.lists(
+                st.sampled_from([*schema.get("properties", {}), "extra", "p1"]),
+                min_size=1,
+                unique=True,
+            )
         )
         return {
             name: draw(fitting(schema["properties"][name], root, depth + 1))
             if name in schema.get("properties", {})
-            else draw(json_values)
+            else draw(st.integers(0, 3) | json_values)
             for name in names
         }
     if kind == "array":
@@ -185,6 +219,9 @@ def fitting(draw: st.DrawFn, schema: dict[str, Any], root: dict[str, Any], depth
     return draw(json_values)
 
 
+PROBES: list[Any] = [None, {}, {"p1": 1}, {"path": "a"}, [], ["a"], "", "abc", 0, 2.5, True]
+
+
 def _verdicts(schema: dict[str, Any], instances: list[Any]) -> list[bool]:
     from jsonschema.validators import validator_for
 
@@ -194,16 +231,22 @@ def _verdicts(schema: dict[str, Any], instances: list[Any]) -> list[bool]:
     return [validator.is_valid(instance) for instance in instances]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("roots", [root_schemas(), nullable_roots()], ids=["any", "nullable"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_every_safe_rewrite_keeps_what_the_schema_accepts(data: st.DataObject) -> None:
-    schema = data.draw(root_schemas(), label="schema")
+def test_every_safe_rewrite_keeps_what_the_schema_accepts(
+    roots: st.SearchStrategy[dict[str, Any]], data: st.DataObject
+) -> None:
+    schema = data.draw(roots, label="schema")
     instances = data.draw(
         st.lists(fitting(schema, schema), min_size=8, max_size=8).flatmap(
             lambda fit: st.lists(json_values, max_size=4).map(lambda rand: fit + rand)
         ),
         label="instances",
     )
+    # And, under every property, each kind of value once: cheap, and it reaches the corners
+    # random draws reach rarely (a key only patternProperties knows, a null, a wrong type).
+    instances += [{name: probe} for name in schema["properties"] for probe in PROBES]
     tool = Tool(name="probe_tool", description="Probe.  ", input_schema=schema, raw={})
     expected = _verdicts(schema, instances)
     edited = [(kind, rewrite(tool, SHAPE_MCP)) for kind, rewrite in SAFE_REWRITES]
