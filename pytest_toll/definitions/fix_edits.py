@@ -132,7 +132,7 @@ def edited(
     """``tool`` with a new description and/or input schema, its ``raw`` element (what
     ``--write`` writes, in the source's shape) changed to match."""
     raw: dict[str, Any] = dict(tool.raw)
-    inner = raw
+    inner = raw if raw else {}  # a tool built by hand has no element to keep in step
     if shape == SHAPE_OPENAI and isinstance(raw.get("function"), dict):
         inner = raw["function"] = dict(raw["function"])
     if description is not None:

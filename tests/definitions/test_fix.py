@@ -4,6 +4,7 @@ measured by ``toll weigh``, and a real MCP SDK server through ``-- COMMAND``."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -289,3 +290,20 @@ def test_could_not_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "exactly one source" in capsys.readouterr().err
     assert main(["fix", "--tools", str(empty), "--header", "A=b"]) == 2
     assert "--header applies to --url" in capsys.readouterr().err
+
+
+def test_the_demo_readme_shows_what_toll_fix_says() -> None:
+    demo = Path(__file__).parents[2] / "examples" / "demo"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_toll", "fix", "--", sys.executable, "notes_server.py"],
+        cwd=demo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    readme = " ".join((demo / "README.md").read_text().split())
+    assert f"`{lines[1].strip()}`" in readme
+    assert f"`{lines[3]}`".startswith("`nothing to fix") and "`nothing to fix`" in readme
