@@ -160,9 +160,11 @@ def _long_description(tool: Tool, shape: str) -> tuple[str, Tool] | None:
     shorter = _without_parameter_text(tool.description, names)
     if shorter is None:
         return None
+    description = tool.description
+    named = [name for name in names if re.search(rf"\b{re.escape(name)}\b", description)] or names
     what = (
         "the description restates parameters the schema already carries "
-        f"({listed(names)}): cut that text; move anything missing into the parameter descriptions"
+        f"({listed(named)}): cut that text; move anything missing into the parameter descriptions"
     )
     return what, edited(tool, shape, description=shorter)
 
