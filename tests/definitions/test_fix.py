@@ -307,3 +307,35 @@ def test_the_demo_readme_shows_what_toll_fix_says() -> None:
     readme = " ".join((demo / "README.md").read_text().split())
     assert f"`{lines[1].strip()}`" in readme
     assert f"`{lines[3]}`".startswith("`nothing to fix") and "`nothing to fix`" in readme
+
+
+def test_a_real_sdk_server_over_http_with_a_header(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = [sys.executable, str(SERVERS / "sdk_server.py")]
+    process = subprocess.Popen(
+        [*server, "--http", "--expect-header", "Authorization=Bearer s3cret"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = f"http://127.0.0.1:{process.stdout.readline().strip()}/mcp"
+        monkeypatch.setenv("TOLL_TEST_TOKEN", "s3cret")
+        header = "Authorization=Bearer ${TOLL_TEST_TOKEN}"
+        assert main(["fix", "--url", url, "--header", header, "--json"]) == 0
+        over_http = json.loads(capsys.readouterr().out)
+        assert main(["fix", "--json", "--", *server]) == 0
+        over_stdio = json.loads(capsys.readouterr().out)
+        # The same tools, whichever transport listed them.
+        assert over_http["suggestions"] == over_stdio["suggestions"]
+        assert (over_http["before"], over_http["after"]) == (
+            over_stdio["before"],
+            over_stdio["after"],
+        )
+        assert main(["fix", "--url", url]) == 2  # no header: the server answers 401
+        assert "401" in capsys.readouterr().err
+    finally:
+        process.terminate()
+        process.communicate(timeout=10)
