@@ -39,6 +39,7 @@ VERBS: list[tuple[str, str, str]] = [
     ("drift", "pytest_toll.cli.drift", "a model's tokenizer against o200k, from transcripts"),
     ("check", "pytest_toll.cli.check", "judge toll.yaml's transcripts decisions (TL001-TL005)"),
     ("weigh", "pytest_toll.cli.weigh", "the token cost of an MCP server's tools, with the rules"),
+    ("fix", "pytest_toll.cli.fix", "edits that shrink a server's tools, each saving measured"),
     ("diff", "pytest_toll.cli.diff", "compare two JSON reports; --allow-increase makes it a gate"),
     ("measure", "pytest_toll.cli.measure", "what one call costs before it is sent, part by part"),
     ("calibrate", "pytest_toll.cli.calibrate", "re-derive a tokenizer scale factor from samples"),

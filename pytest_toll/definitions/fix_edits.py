@@ -1,0 +1,545 @@
+"""The catalogue of ``toll fix`` rewrites: pure functions from one tool to an edited copy.
+
+A *safe* rewrite keeps the input schema's JSON Schema meaning — the edited schema accepts
+exactly the instances the original accepts (tests/definitions/test_fix_properties.py checks
+this with jsonschema on random schemas) — and never changes a tool name, a property name or a
+``required`` list. Which keywords are touched, and why:
+
+- ``title`` is an annotation. Only *generated* titles go: a property's title that repeats its
+  name (case, space, hyphen and underscore ignored), a ``$defs`` entry's that repeats the
+  entry's name, the root's that repeats the tool name (optionally + Arguments/Input/Params/…,
+  as pydantic/FastMCP write it). A title that says something else stays.
+- ``$comment`` is written for schema authors; no model is meant to read it. It goes.
+- ``$schema`` picks the dialect. MCP (and jsonschema's ``validator_for``) read a schema
+  without one as 2020-12, so it goes only when the schema means the same under 2020-12: it
+  names draft-07, 2019-09 or 2020-12, and (for the older two) uses no keyword whose meaning
+  changed (array ``items``, ``additionalItems``, ``dependencies``, ``$ref`` beside assertions,
+  ``$id``, and the 2019+ keywords draft-07 ignores).
+- ``examples``, ``default``, ``description``, ``format``, ``deprecated``, ``readOnly`` and
+  ``writeOnly`` are read by models: kept. ``additionalProperties`` and every assertion: kept.
+- ``anyOf: [{type: X, …}, {type: "null"}]`` (either order) becomes ``type: [X, "null"]``
+  when the non-null branch holds only ``type`` and keywords that apply to X alone (so a null
+  passes them either way), and the schema around it has no ``type`` or those keywords.
+- Descriptions: trailing spaces go, runs of spaces/tabs inside a line become one, the common
+  indentation of a docstring's later lines goes, more than one blank line becomes one. Line
+  breaks and the relative indentation of lists and code stay.
+- Sub-schemas that are identical (compared with keys sorted) are written once: repeated
+  ``$defs`` entries become one (references rewritten), a repeated inline object becomes a
+  ``$defs`` entry and ``$ref``s to it. Only when every ``$ref`` in the schema is a plain
+  ``#/$defs/NAME`` (or ``#/definitions/NAME``), and no ``$id``/anchor changes a base URI.
+
+*Advice* edits (``advice_*``) change meaning or wording; they are measured the same way but
+need a human, and are never written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pytest_toll.definitions.tools import SHAPE_ANTHROPIC, SHAPE_OPENAI, Tool
+
+Schema = dict[str, Any]
+Path = tuple[str | int, ...]
+
+# Keywords whose value is one sub-schema, a map of them, or a list of them.
+_ONE = (
+    "additionalProperties",
+    "additionalItems",
+    "items",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
+_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_LIST = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+DEFS_KEYS = ("$defs", "definitions")
+
+#: A $defs name pointer: everything else a $ref may say blocks de-duplication.
+_PLAIN_REF = re.compile(r"^#/(\$defs|definitions)/([^/]+)$")
+
+
+def walk(schema: Mapping[str, Any], path: Path = ()) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    """Every sub-schema in schema position (never a property *name*, enum or default)."""
+    yield path, schema
+    for key, value in schema.items():
+        if key in _ONE and isinstance(value, dict):
+            yield from walk(value, (*path, key))
+        elif key in _MAP and isinstance(value, dict):
+            for name, sub in value.items():
+                if isinstance(sub, dict):
+                    yield from walk(sub, (*path, key, name))
+        elif key in _LIST and isinstance(value, list):
+            for index, sub in enumerate(value):
+                if isinstance(sub, dict):
+                    yield from walk(sub, (*path, key, index))
+        elif key == "dependencies" and isinstance(value, dict):
+            for name, sub in value.items():
+                if isinstance(sub, dict):
+                    yield from walk(sub, (*path, key, name))
+
+
+def rebuild(
+    schema: Mapping[str, Any],
+    change: Callable[[Schema, Path], Schema],
+    path: Path = (),
+) -> Schema:
+    """A copy of ``schema`` with ``change(node, path)`` applied to every sub-schema, children
+    first. Key order is kept; values that are not sub-schemas are shared, never mutated."""
+    copy: Schema = {}
+    for key, value in schema.items():
+        if key in _ONE and isinstance(value, dict):
+            value = rebuild(value, change, (*path, key))
+        elif (key in _MAP or key == "dependencies") and isinstance(value, dict):
+            value = {
+                name: rebuild(sub, change, (*path, key, name)) if isinstance(sub, dict) else sub
+                for name, sub in value.items()
+            }
+        elif key in _LIST and isinstance(value, list):
+            value = [
+                rebuild(sub, change, (*path, key, index)) if isinstance(sub, dict) else sub
+                for index, sub in enumerate(value)
+            ]
+        copy[key] = value
+    return change(copy, path)
+
+
+def dotted(path: Path) -> str:
+    return ".".join(str(part) for part in path) or "(root)"
+
+
+def listed(paths: list[str], most: int = 3) -> str:
+    shown = ", ".join(paths[:most])
+    return shown + (f", … (+{len(paths) - most})" if len(paths) > most else "")
+
+
+# --- the tool, edited ---------------------------------------------------------------------
+
+
+def edited(
+    tool: Tool, shape: str, *, description: str | None = None, schema: Schema | None = None
+) -> Tool:
+    """``tool`` with a new description and/or input schema, its ``raw`` element (what
+    ``--write`` writes, in the source's shape) changed to match."""
+    raw: dict[str, Any] = dict(tool.raw)
+    inner = raw if raw else {}  # a tool built by hand has no element to keep in step
+    if shape == SHAPE_OPENAI and isinstance(raw.get("function"), dict):
+        inner = raw["function"] = dict(raw["function"])
+    if description is not None:
+        inner["description"] = description
+    if schema is not None:
+        key = {SHAPE_OPENAI: "parameters", SHAPE_ANTHROPIC: "input_schema"}.get(
+            shape, "inputSchema"
+        )
+        inner[key] = schema
+    return replace(
+        tool,
+        description=tool.description if description is None else description,
+        input_schema=tool.input_schema if schema is None else schema,
+        raw=raw,
+    )
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What one rewrite did to one tool: the edited tool and a line saying what changed."""
+
+    tool: Tool
+    what: str
+
+
+# --- safe: generated titles -----------------------------------------------------------------
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[\s_\-]+", "", text).lower()
+
+
+_ROOT_TITLE_SUFFIXES = ("", "arguments", "args", "input", "params", "parameters", "request")
+
+
+def _generated_title(title: str, path: Path, tool_name: str) -> bool:
+    plain = _plain(title)
+    if not path:
+        return any(plain == _plain(tool_name) + suffix for suffix in _ROOT_TITLE_SUFFIXES)
+    if len(path) >= 2 and path[-2] in ("properties", *DEFS_KEYS):
+        return plain == _plain(str(path[-1]))
+    return False
+
+
+def drop_generated_titles(tool: Tool, shape: str) -> Rewrite | None:
+    dropped: list[str] = []
+
+    def change(node: Schema, path: Path) -> Schema:
+        title = node.get("title")
+        if isinstance(title, str) and _generated_title(title, path, tool.name):
+            dropped.append(dotted(path))
+            return {key: value for key, value in node.items() if key != "title"}
+        return node
+
+    schema = rebuild(tool.parameters, change)
+    if not dropped:
+        return None
+    what = f"drop {len(dropped)} generated title(s) that repeat a name: {listed(dropped)}"
+    return Rewrite(edited(tool, shape, schema=schema), what)
+
+
+# --- safe: $schema and $comment ------------------------------------------------------------
+
+_DIALECTS_SAFE_TO_DROP = {
+    "json-schema.org/draft-07/schema": "draft-07",
+    "json-schema.org/draft/2019-09/schema": "2019-09",
+    "json-schema.org/draft/2020-12/schema": "2020-12",
+}
+# Keywords that mean something else (or nothing) before 2020-12.
+_CHANGED_SINCE_DRAFT7 = {
+    "additionalItems",
+    "dependencies",
+    "$id",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "prefixItems",
+    "dependentRequired",
+    "dependentSchemas",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "minContains",
+    "maxContains",
+}
+ANNOTATIONS = {"title", "description", "$comment", "examples", "default", "deprecated"}
+
+
+def _dialect(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    key = re.sub(r"^https?://", "", value).rstrip("#")
+    return _DIALECTS_SAFE_TO_DROP.get(key)
+
+
+def _means_the_same_in_2020(schema: Mapping[str, Any]) -> bool:
+    for _, node in walk(schema):
+        if _CHANGED_SINCE_DRAFT7 & node.keys() or isinstance(node.get("items"), list):
+            return False
+        # Before 2019-09 a $ref hides its siblings; since, they apply too.
+        if "$ref" in node and not node.keys() <= {"$ref", *ANNOTATIONS}:
+            return False
+    return True
+
+
+def drop_unused_annotations(tool: Tool, shape: str) -> Rewrite | None:
+    dropped: list[str] = []
+    dialect = _dialect(tool.parameters.get("$schema"))
+    drop_schema = dialect == "2020-12" or (
+        dialect is not None and _means_the_same_in_2020(tool.parameters)
+    )
+
+    def change(node: Schema, path: Path) -> Schema:
+        gone = {"$comment"} if isinstance(node.get("$comment"), str) else set()
+        if not path and drop_schema:
+            gone.add("$schema")
+        if not gone:
+            return node
+        dropped.extend(f"{dotted(path)}.{key}" if path else key for key in sorted(gone))
+        return {key: value for key, value in node.items() if key not in gone}
+
+    schema = rebuild(tool.parameters, change)
+    if not dropped:
+        return None
+    return Rewrite(edited(tool, shape, schema=schema), f"drop {listed(dropped)}")
+
+
+# --- safe: anyOf with null --------------------------------------------------------------------
+
+_ONLY_FOR = {
+    "string": {
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+    },
+    "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+    "array": {"items", "minItems", "maxItems", "uniqueItems", "contains"},
+    "object": {
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "minProperties",
+        "maxProperties",
+        "propertyNames",
+    },
+}
+_ONLY_FOR["integer"] = _ONLY_FOR["number"]
+# Keywords that read their siblings (additionalProperties reads properties and
+# patternProperties, items reads prefixItems…): moved beside any of these, one of X's
+# keywords could change meaning, so the schema around may hold none of them.
+_READ_TOGETHER = {
+    "string": _ONLY_FOR["string"],
+    "number": _ONLY_FOR["number"],
+    "integer": _ONLY_FOR["number"],
+    "array": _ONLY_FOR["array"]
+    | {"prefixItems", "additionalItems", "minContains", "maxContains", "unevaluatedItems"},
+    "object": _ONLY_FOR["object"]
+    | {"dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"},
+}
+
+
+def _nullable(node: Mapping[str, Any]) -> tuple[str, Schema] | None:
+    """(X, the keywords beside ``type`` in X's branch) when ``node`` says "X or null"."""
+    branches = node.get("anyOf")
+    if not isinstance(branches, list) or len(branches) != 2 or "type" in node:
+        return None
+    if not all(isinstance(branch, dict) for branch in branches):
+        return None
+    nulls = [branch for branch in branches if branch == {"type": "null"}]
+    others = [branch for branch in branches if branch != {"type": "null"}]
+    if len(nulls) != 1 or len(others) != 1:
+        return None
+    other = others[0]
+    kind = other.get("type")
+    if not isinstance(kind, str) or kind == "null":
+        return None
+    rest = {key: value for key, value in other.items() if key != "type"}
+    if not rest.keys() <= _ONLY_FOR.get(kind, set()) or (
+        rest and _READ_TOGETHER[kind] & node.keys()
+    ):
+        return None
+    return kind, rest
+
+
+def nullable_as_type(tool: Tool, shape: str) -> Rewrite | None:
+    if any(
+        "unevaluatedProperties" in n or "unevaluatedItems" in n for _, n in walk(tool.parameters)
+    ):
+        return None  # evaluation annotations travel differently through anyOf
+    rewritten: list[str] = []
+
+    def change(node: Schema, path: Path) -> Schema:
+        found = _nullable(node)
+        if found is None:
+            return node
+        kind, rest = found
+        rewritten.append(dotted(path))
+        copy: Schema = {}
+        for key, value in node.items():
+            if key == "anyOf":
+                copy["type"] = [kind, "null"]
+                copy.update(rest)
+            else:
+                copy[key] = value
+        return copy
+
+    schema = rebuild(tool.parameters, change)
+    if not rewritten:
+        return None
+    what = f'rewrite {len(rewritten)} anyOf [X, null] as type [X, "null"]: {listed(rewritten)}'
+    return Rewrite(edited(tool, shape, schema=schema), what)
+
+
+# --- safe: whitespace in descriptions -----------------------------------------------------------
+
+
+def squash_whitespace(text: str) -> str:
+    """Trailing spaces, inner runs, a docstring's common indentation and extra blank lines
+    removed; line breaks and relative indentation kept."""
+    first, _, rest = text.strip().partition("\n")
+    lines = [first.strip(), *textwrap.dedent(rest).split("\n")] if rest else [first.strip()]
+    lines = [re.sub(r"(?<=\S)[ \t]{2,}", " ", line.rstrip()) for line in lines]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def squash_description_whitespace(tool: Tool, shape: str) -> Rewrite | None:
+    squashed: list[str] = []
+    description = None
+    if tool.description is not None and squash_whitespace(tool.description) != tool.description:
+        description = squash_whitespace(tool.description)
+        squashed.append("description")
+
+    def change(node: Schema, path: Path) -> Schema:
+        text = node.get("description")
+        if not isinstance(text, str) or squash_whitespace(text) == text:
+            return node
+        squashed.append(f"{dotted(path)}.description" if path else "parameters.description")
+        return {**node, "description": squash_whitespace(text)}
+
+    schema = rebuild(tool.parameters, change)
+    if not squashed:
+        return None
+    new_schema = schema if len(squashed) > (description is not None) else None
+    what = f"collapse whitespace in {len(squashed)} description(s): {listed(squashed)}"
+    return Rewrite(edited(tool, shape, description=description, schema=new_schema), what)
+
+
+# --- safe: identical sub-schemas written once ---------------------------------------------------
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _pointer_name(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+def _dedupe_blocked(schema: Mapping[str, Any]) -> bool:
+    for _, node in walk(schema):
+        ref = node.get("$ref")
+        if ref is not None and not (isinstance(ref, str) and _PLAIN_REF.match(ref)):
+            return True
+        if {"$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$dynamicRef"} & node.keys():
+            return True
+    return "$ref" in schema
+
+
+def _at(schema: Mapping[str, Any], path: Path) -> Any:
+    node: Any = schema
+    for part in path:
+        node = node[part]
+    return node
+
+
+def _replace_at(node: Any, path: Path, value: object) -> Any:
+    """A copy of ``node`` with the value at ``path`` replaced (containers on the way copied)."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    copy: Any = list(node) if isinstance(node, list) else dict(node)
+    copy[head] = _replace_at(node[head], rest, value)
+    return copy
+
+
+def _rename_refs(schema: Schema, renames: Mapping[str, str]) -> Schema:
+    def change(node: Schema, path: Path) -> Schema:
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref in renames:
+            return {**node, "$ref": renames[ref]}
+        return node
+
+    return rebuild(schema, change)
+
+
+def _defs_key(schema: Mapping[str, Any]) -> str:
+    for key in DEFS_KEYS:
+        if isinstance(schema.get(key), dict):
+            return key
+    dialect = schema.get("$schema")
+    return (
+        "$defs" if dialect is None or _dialect(dialect) in ("2019-09", "2020-12") else "definitions"
+    )
+
+
+def _words(name: str) -> list[str]:
+    return [word.capitalize() for word in re.findall(r"[A-Za-z][a-z0-9]*|[0-9]+", name)]
+
+
+def _new_name(paths: list[Path], taken: set[str], subschema: Mapping[str, Any]) -> str:
+    """A name for a new ``$defs`` entry: its title when that is a plain word, else the words
+    the places it is used at end with alike (``billing_address``, ``shipping_address`` →
+    ``Address``), else the first place's name."""
+    title = subschema.get("title")
+    base = title if isinstance(title, str) and re.fullmatch(r"[A-Za-z0-9_]+", title) else ""
+    if not base:
+        names = [[p for p in path if isinstance(p, str) and p not in _MAP] for path in paths]
+        words = [_words(named[-1]) if named else [] for named in names]
+        common: list[str] = []
+        while (
+            all(len(w) > len(common) for w in words)
+            and len({tuple(w[len(w) - len(common) - 1 :]) for w in words}) == 1
+        ):
+            common = words[0][len(words[0]) - len(common) - 1 :]
+        base = "".join(common or words[0])
+    base = base or "Shared"
+    name, suffix = base, 2
+    while name in taken:
+        name, suffix = f"{base}{suffix}", suffix + 1
+    return name
+
+
+def _one_dedupe(schema: Schema) -> tuple[Schema, str] | None:
+    """Write the largest repeated sub-schema once, or None when nothing repeats."""
+    seen: dict[str, list[Path]] = {}
+    for path, node in walk(schema):
+        # A bare reference is already as short as a repeat gets.
+        if path and not (node.keys() <= {"$ref"}):
+            seen.setdefault(_canonical(node), []).append(path)
+    repeats = [(text, paths) for text, paths in seen.items() if len(paths) > 1]
+    # Nested copies of a repeat repeat too; the outermost (longest) goes first.
+    repeats.sort(key=lambda item: (-len(item[0]), item[0]))
+    key = _defs_key(schema)
+    for text, paths in repeats:
+        entries = [p for p in paths if len(p) == 2 and p[0] == key]
+        inline = [p for p in paths if p not in entries]
+        if entries:
+            target = str(entries[0][1])
+            extra_entries, new_entry = entries[1:], None
+        else:
+            taken = set(schema.get(key) or {})
+            target = _new_name(paths, taken, _at(schema, paths[0]))
+            extra_entries, new_entry = [], _at(schema, paths[0])
+        reference = f"#/{key}/{_pointer_name(target)}"
+        # Long enough that a reference is shorter than a copy (tokens are measured later).
+        ref_text = len(_canonical({"$ref": reference}))
+        cost_now = len(text) * len(inline)
+        cost_after = ref_text * len(inline) + (len(text) + len(target) + 4 if new_entry else 0)
+        if not extra_entries and (not inline or cost_after >= cost_now):
+            continue
+        edited_schema = schema
+        for path in sorted(inline, key=len, reverse=True):
+            edited_schema = _replace_at(edited_schema, path, {"$ref": reference})
+        assert isinstance(edited_schema, dict)
+        defs = dict(edited_schema.get(key) or {})
+        renames = {}
+        for path in extra_entries:
+            name = str(path[1])
+            defs.pop(name)
+            renames[f"#/{key}/{_pointer_name(name)}"] = reference
+        if new_entry is not None:
+            defs[target] = new_entry
+        edited_schema = {**edited_schema, key: defs}
+        edited_schema = _rename_refs(edited_schema, renames)
+        where = [dotted(p) for p in [*inline, *extra_entries]]
+        return edited_schema, f"{listed(where, 2)} → {key}.{target}"
+    return None
+
+
+def dedupe_subschemas(tool: Tool, shape: str) -> Rewrite | None:
+    schema: Schema = dict(tool.parameters)
+    if _dedupe_blocked(schema):
+        return None
+    done: list[str] = []
+    for _ in range(50):  # each round removes at least one copy; a bound all the same
+        step = _one_dedupe(schema)
+        if step is None:
+            break
+        schema, what = step
+        done.append(what)
+    if not done:
+        return None
+    what = f"write {len(done)} repeated sub-schema(s) once: " + "; ".join(done[:2])
+    return Rewrite(edited(tool, shape, schema=schema), what + ("; …" if len(done) > 2 else ""))
+
+
+#: The safe rewrites, in the order ``--write`` applies them (the later ones see the
+#: earlier ones' output: titles gone, two ``$defs`` entries may become identical).
+SAFE_REWRITES: tuple[tuple[str, Callable[[Tool, str], Rewrite | None]], ...] = (
+    ("drop-titles", drop_generated_titles),
+    ("drop-annotations", drop_unused_annotations),
+    ("nullable-type", nullable_as_type),
+    ("squash-whitespace", squash_description_whitespace),
+    ("dedupe-subschemas", dedupe_subschemas),
+)
