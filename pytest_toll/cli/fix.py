@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_toll.cli import EXIT_OK, fail
-from pytest_toll.cli.weigh import _pairs
+from pytest_toll.cli.options import key_value_pairs
+from pytest_toll.core.errors import UsageError
+from pytest_toll.definitions.fix import fix_source, write_fixed
 
 if TYPE_CHECKING:
     from pytest_toll.definitions.fix import FixReport
@@ -56,15 +58,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toll.core.errors import UsageError
-    from pytest_toll.definitions.fix import fix_source, write_fixed
 
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
     try:
-        env = _pairs(args.env, "--env")
-        headers = _pairs(args.header, "--header")
+        env = key_value_pairs(args.env, "--env")
+        headers = key_value_pairs(args.header, "--header")
     except ValueError as error:
         return fail(str(error))
     if env and not command:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, DEFAULT_WINDOW
 
@@ -55,3 +56,21 @@ def add_count_tokens_options(parser: argparse.ArgumentParser, exact_help: str) -
         metavar="S",
         help=f"count_tokens timeout (default {DEFAULT_TIMEOUT:g} s)",
     )
+
+
+def key_value_pairs(values: Sequence[str], flag: str) -> dict[str, str]:
+    """``KEY=VALUE`` arguments (``--env``, ``--header``) as a dict; a malformed one is named
+    by its flag only, since the argument may hold a secret."""
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, equals, rest = value.partition("=")
+        if not equals or not key:
+            # The argument may hold a secret: name the flag only, never the argument.
+            hint = ""
+            if flag == "--header" and ":" in value:
+                hint = " ('Name=value', not curl's 'Name: value')"
+            raise ValueError(
+                f"{flag} takes KEY=VALUE{hint}; got an argument without one (not shown)"
+            )
+        pairs[key] = rest
+    return pairs

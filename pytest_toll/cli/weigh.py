@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 from pytest_toll.cli._html import add_html_option, write_page
-from pytest_toll.cli.options import add_json_option, add_window_option
+from pytest_toll.cli.options import add_json_option, add_window_option, key_value_pairs
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import RuleSettings, has_errors
 from pytest_toll.definitions.rules import DEFAULT_THRESHOLDS, RULE_IDS
@@ -75,22 +74,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
-    pairs: dict[str, str] = {}
-    for value in values:
-        key, equals, rest = value.partition("=")
-        if not equals or not key:
-            # The argument may hold a secret: name the flag only, never the argument.
-            hint = ""
-            if flag == "--header" and ":" in value:
-                hint = " ('Name=value', not curl's 'Name: value')"
-            raise ValueError(
-                f"{flag} takes KEY=VALUE{hint}; got an argument without one (not shown)"
-            )
-        pairs[key] = rest
-    return pairs
-
-
 def _number(value: str, name: str) -> float:
     try:
         return float(value)
@@ -103,11 +86,12 @@ def run(args: argparse.Namespace) -> int:
     if command and command[0] == "--":
         command = command[1:]
     try:
-        env = _pairs(args.env, "--env")
-        headers = _pairs(args.header, "--header")
-        severities = _pairs(args.rule, "--rule")
+        env = key_value_pairs(args.env, "--env")
+        headers = key_value_pairs(args.header, "--header")
+        severities = key_value_pairs(args.rule, "--rule")
         limits = {
-            name: _number(value, name) for name, value in _pairs(args.limit, "--limit").items()
+            name: _number(value, name)
+            for name, value in key_value_pairs(args.limit, "--limit").items()
         }
     except ValueError as error:
         return fail(str(error))

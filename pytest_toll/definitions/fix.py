@@ -24,7 +24,7 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.limits import DEFAULT_TIMEOUT
-from pytest_toll.definitions import mcp
+from pytest_toll.core.tokens import O200K, TOKENIZER_NAME, encoding
 from pytest_toll.definitions.fix_edits import (
     SAFE_REWRITES,
     Schema,
@@ -34,16 +34,18 @@ from pytest_toll.definitions.fix_edits import (
     rebuild,
     walk,
 )
+from pytest_toll.definitions.mcp.http import list_http
+from pytest_toll.definitions.mcp.stdio import list_stdio
+from pytest_toll.definitions.serialize import claude_line
 from pytest_toll.definitions.source import expand_headers
 from pytest_toll.definitions.tools import (
     EMPTY_SCHEMA,
     SHAPE_MCP_RESULT,
     Tool,
-    claude_line,
     load_tools_file,
     normalize_tools,
-    weigh,
 )
+from pytest_toll.definitions.weigh import weigh
 
 #: An enum longer than this is worth a human's look (E124 fires at 50).
 LARGE_ENUM = 20
@@ -101,7 +103,6 @@ class FixReport:
 
 
 def _count(text: str) -> int:
-    from pytest_toll.core.tokens import encoding
 
     return len(encoding().encode_ordinary(text))
 
@@ -299,7 +300,6 @@ def _segment_tokens(tool: Tool) -> int:
 
 def plan_fixes(tools: Sequence[Tool], *, shape: str, target: str = "") -> FixReport:
     """Every edit worth making to ``tools``, each measured on its own, sorted by saving."""
-    from pytest_toll.core.tokens import O200K, TOKENIZER_NAME
 
     before = weigh(tools, target=target, source_shape=shape, breakdown_top=0).claude
     segments = [_segment_tokens(tool) for tool in tools]
@@ -351,10 +351,10 @@ def read_source(
         tools, shape = load_tools_file(tools_file)
         return tools, shape, str(tools_file)
     if command is not None:
-        listing = mcp.list_stdio(command, env=env, cwd=cwd, timeout=timeout)
+        listing = list_stdio(command, env=env, cwd=cwd, timeout=timeout)
     else:
         assert url is not None
-        listing = mcp.list_http(url, headers=expand_headers(headers), timeout=timeout)
+        listing = list_http(url, headers=expand_headers(headers), timeout=timeout)
     tools, _ = normalize_tools(list(listing.tools), source=f"{listing.target}: tools/list")
     return tools, SHAPE_MCP_RESULT, listing.target
 

@@ -23,7 +23,8 @@ from pytest_toll.definitions.fix_edits import (
     squash_description_whitespace,
     squash_whitespace,
 )
-from pytest_toll.definitions.tools import SHAPE_MCP, SHAPE_OPENAI, Tool, load_tools_file, weigh
+from pytest_toll.definitions.tools import SHAPE_MCP, SHAPE_OPENAI, Tool, load_tools_file
+from pytest_toll.definitions.weigh import weigh
 
 TOOLS = Path(__file__).parents[1] / "fixtures" / "tools"
 GOLDEN = TOOLS / "golden"
@@ -42,7 +43,7 @@ def tool(schema: dict[str, Any], name: str = "probe", description: str | None = 
 
 
 def test_generated_titles_go_and_other_titles_stay() -> None:
-    schema = {
+    schema: dict[str, Any] = {
         "title": "probeArguments",
         "type": "object",
         "properties": {
@@ -90,7 +91,7 @@ def test_schema_goes_only_where_2020_12_reads_it_the_same() -> None:
 
 
 def test_nullable_any_of_becomes_a_type_list() -> None:
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {
             "a": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
@@ -134,7 +135,7 @@ def test_repeated_sub_schemas_are_written_once() -> None:
         "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         "required": ["street", "city"],
     }
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {"billing_address": address, "shipping_address": dict(address)},
         "required": ["billing_address"],

@@ -55,7 +55,7 @@ def _annotate(schema: dict[str, Any], name: str | None) -> st.SearchStrategy[dic
     ).map(lambda extra: {**schema, **extra})
 
 
-leaves = st.one_of(
+leaves: st.SearchStrategy[dict[str, Any]] = st.one_of(
     st.fixed_dictionaries(
         {"type": st.just("string")},
         optional={
@@ -74,7 +74,7 @@ leaves = st.one_of(
 )
 
 
-NULLABLE_NEIGHBOURS = [
+NULLABLE_NEIGHBOURS: list[dict[str, Any]] = [
     {},
     {"default": None},
     {"minLength": 1},
@@ -96,7 +96,9 @@ def nullables(inner: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dic
 
 
 def _compound(inner: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
-    def obj(props: dict[str, dict[str, Any]], required: list[str], closed: bool | None):
+    def obj(
+        props: dict[str, dict[str, Any]], required: list[str], closed: bool | None
+    ) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "object", "properties": props}
         if required:
             schema["required"] = [name for name in required if name in props]
@@ -127,7 +129,7 @@ def _compound(inner: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dic
     )
 
 
-schemas = st.recursive(leaves, _compound, max_leaves=6)
+schemas: st.SearchStrategy[dict[str, Any]] = st.recursive(leaves, _compound, max_leaves=6)
 
 
 @st.composite
