@@ -158,6 +158,10 @@ def apply_updates(
             if last in parent:
                 del parent[last]
                 changed = True
+                if not parent:
+                    # An emptied block map would be dumped as a bare ``{}`` under its
+                    # comments, which is not YAML: write it inline (``tests: {}``).
+                    parent.fa.set_flow_style()
                 if removed is not None:
                     removed.append(keys)
             continue
@@ -415,6 +419,19 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
     return removed
 
 
+def _require_same(new_text: str, document: Any, shown: Path) -> None:
+    """Never write a ledger that does not read back as exactly the edited document."""
+    try:
+        written = load_yaml(new_text, shown).value
+    except UsageError as error:
+        written = error
+    if written != _plain(document):
+        raise UsageError(
+            f"{shown}: the rewritten ledger would not read back as written ({written}); "
+            "nothing was written — please report this ledger"
+        )
+
+
 def _require_writable(shown: Path, target: Path) -> None:
     try:
         mode = os.stat(target).st_mode
@@ -469,6 +486,7 @@ def rewrite_ledger(
             new_text = new_text.replace("\n", "\r\n")
         if new_text == text:
             return LedgerRewrite(False)
+        _require_same(new_text, document, shown)
         _require_writable(shown, target)
         try:
             write_atomically(target, (BOM if bom else "") + new_text)
