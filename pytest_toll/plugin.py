@@ -329,6 +329,9 @@ class TollSession:
             state, partial=_partial(session, exitstatus), ledger_name=_ledger_name(self.config)
         )
         _write_outputs(state, report.as_dict())
+        if state.ledger_error is not None:
+            # A failed ledger write is an error of the run, never a quiet exit 0.
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
         if report.failed and session.exitstatus == pytest.ExitCode.OK:
             # Stale entries under --toll-strict fail the run though no item failed.
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -345,6 +348,8 @@ class TollSession:
                 terminalreporter.write_line(text, **({colour: True} if colour else {}))
             for warning in state.warnings:
                 terminalreporter.write_line(f"toll warning: {warning}", yellow=True)
+            if state.ledger_error is not None:
+                terminalreporter.write_line(f"toll error: {state.ledger_error}", red=True)
         except Exception as error:  # never raise from the terminal summary
             terminalreporter.write_line(f"toll warning: could not render the summary: {error}")
 

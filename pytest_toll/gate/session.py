@@ -15,7 +15,8 @@ from pathlib import Path
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.models import Catalogue
 from pytest_toll.gate.kinds import KINDS, TESTS_KIND
-from pytest_toll.gate.ledger import Ledger, update_ledger, write_atomically
+from pytest_toll.gate.ledger import Ledger, rewrite_ledger, write_atomically
+from pytest_toll.gate.ledger_read import dotted
 from pytest_toll.gate.measurement import EntryContext
 from pytest_toll.gate.ratchet import Policy, plan_update, stale_result
 from pytest_toll.gate.settings import Settings, ledger_catalogue
@@ -32,6 +33,8 @@ class TollState:
     results: dict[str, EntryResult] = field(default_factory=dict)
     deselected: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: Why ``--toll-update`` could not write the ledger: an error of the run, not a warning.
+    ledger_error: str | None = None
     report: SessionReport | None = None
 
     @property
@@ -109,11 +112,15 @@ def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionRepor
         )
         if updates:
             try:
-                report.ledger_written = update_ledger(settings.ledger, updates)
+                # Re-read under the ledger's lock; ``base`` tells a concurrent run's changes.
+                rewrite = rewrite_ledger(settings.ledger, updates, base=state.ledger.data)
             except (UsageError, OSError) as error:
-                state.warnings.append(f"the ledger was not updated: {error}")
+                state.ledger_error = f"the ledger was not updated: {error}"
                 for entry in report.entries:
                     entry.ratchet = None
+            else:
+                report.ledger_written = rewrite.written
+                report.ledger_removed = [dotted(keys) for keys in rewrite.removed]
     state.report = report
     if settings.json is not None:
         try:

@@ -123,6 +123,7 @@ class ReportDict(TypedDict, total=False):
     strict: bool
     partial: bool
     ledger_written: bool
+    ledger_removed: list[str]
     fixed_cost: FixedCostDict
     counts: dict[str, int]
     failed: bool
@@ -254,6 +255,8 @@ class SessionReport:
     strict: bool = False
     partial: bool = False
     ledger_written: bool = False
+    #: Key paths the update removed (``tests.<id>``, ``servers.files.tools.old``).
+    ledger_removed: list[str] = field(default_factory=list)
     entries: list[EntryResult] = field(default_factory=list)
     tokenizer: str = "o200k_base"
 
@@ -302,6 +305,7 @@ class SessionReport:
             "strict": self.strict,
             "partial": self.partial,
             "ledger_written": self.ledger_written,
+            "ledger_removed": list(self.ledger_removed),
             "fixed_cost": {"tokens": fixed, "window_share": fixed / self.window},
             "counts": self.counts,
             "failed": self.failed,

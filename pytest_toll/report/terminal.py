@@ -144,6 +144,7 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
         lines.append(("partial run: only entries that ran were updated, none removed", "yellow"))
     if report.ledger_written:
         lines.append((f"ledger updated: {report.ledger}", "green"))
+        lines.extend((f"  removed {keys}", "") for keys in report.ledger_removed)
         for entry in report.entries:
             for other in entry.other_pins:
                 before, now = other["pin"], other["measured"]
