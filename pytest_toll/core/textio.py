@@ -43,15 +43,22 @@ def read_capped(stream: BinaryIO, limit: int) -> bytes | None:
     return None if size > limit else b"".join(chunks)
 
 
-def read_file_bytes(path: str | Path, limit: int = MAX_INPUT_FILE_BYTES) -> bytes:
-    """The bytes of a regular file no larger than ``limit`` (``-`` for stdin).
+class MissingFile(CouldNotJudge):
+    """The file to read does not exist."""
+
+
+def read_file_bytes(
+    path: str | Path, limit: int = MAX_INPUT_FILE_BYTES, *, limit_name: str = ""
+) -> bytes:
+    """The bytes of a regular file no larger than ``limit`` (``-`` for stdin); ``limit_name``,
+    when given, names the limit in the message of a file that passes it.
 
     The file is opened without blocking, so a FIFO with no writer cannot hang the read; it
     and any other non-regular file (a device, a socket) is refused before it is read.
     """
     name = str(path)
     too_big = f"{name if name != STDIN else '<stdin>'}: larger than the {describe_size(limit)} "
-    too_big += "read limit; not read (nothing measured)"
+    too_big += f"read limit{f' ({limit_name})' if limit_name else ''}; not read (nothing measured)"
     if name == STDIN:
         data = read_capped(sys.stdin.buffer, limit)
         if data is None:
@@ -62,7 +69,7 @@ def read_file_bytes(path: str | Path, limit: int = MAX_INPUT_FILE_BYTES) -> byte
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        raise CouldNotJudge(f"{name}: no such file") from None
+        raise MissingFile(f"{name}: no such file") from None
     except OSError as error:
         raise CouldNotJudge(f"{name}: cannot read: {error.strerror or error}") from None
     try:

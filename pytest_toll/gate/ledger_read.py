@@ -16,15 +16,14 @@ strings, ``true`` is a boolean. Timestamps stay strings (JSON has no dates).
 from __future__ import annotations
 
 import math
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.core.errors import UsageError
+from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.limits import LEDGER_MAX_ALIAS_NODES, LEDGER_MAX_BYTES, LEDGER_MAX_DEPTH
+from pytest_toll.core.textio import MissingFile, read_file_bytes
 
 DECISIONS = ("transcripts", "decisions")
 Keys = tuple[str | int, ...]
@@ -62,54 +61,14 @@ def dotted(keys: Keys) -> str:
 
 
 def read_ledger_bytes(path: Path, *, limit: int = LEDGER_MAX_BYTES) -> bytes | None:
-    """The bytes of the ledger file, or None when there is none; bounded and never blocking."""
+    """The bytes of the ledger file, or None when there is none; bounded and never blocking
+    (a FIFO or device is refused before it is read). Every failure is a usage error."""
     try:
-        info = os.stat(path)
-    except FileNotFoundError:
+        return read_file_bytes(path, limit, limit_name="LEDGER_MAX_BYTES")
+    except MissingFile:
         return None
-    except OSError as error:
-        raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
-    _require_regular(path, info.st_mode)
-    if info.st_size > limit:
-        raise _too_big(path, limit)
-    # O_NONBLOCK: if a FIFO replaced the file since the stat, opening it must not wait.
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        handle = os.open(path, flags)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
-    try:
-        _require_regular(path, os.fstat(handle).st_mode)
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := os.read(handle, 1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise _too_big(path, limit)
-    except OSError as error:
-        raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
-    finally:
-        os.close(handle)
-    return b"".join(chunks)
-
-
-def _require_regular(path: Path, mode: int) -> None:
-    if stat.S_ISDIR(mode):
-        raise UsageError(f"{path}: is a directory, not a ledger file")
-    if not stat.S_ISREG(mode):
-        raise UsageError(
-            f"{path}: not a regular file (a FIFO, device or socket); the ledger must be a file"
-        )
-
-
-def _too_big(path: Path, limit: int) -> UsageError:
-    return UsageError(
-        f"{path}: larger than the ledger size limit of {limit:,} bytes "
-        "(LEDGER_MAX_BYTES); is this really a toll.yaml?"
-    )
+    except CouldNotJudge as error:
+        raise UsageError(str(error)) from None
 
 
 def decode_ledger(data: bytes, path: Path) -> str:
@@ -162,7 +121,10 @@ def load_yaml(
     import yaml
 
     if len(text) > LEDGER_MAX_BYTES:
-        raise _too_big(path, LEDGER_MAX_BYTES)
+        raise UsageError(
+            f"{path}: larger than the ledger size limit of {LEDGER_MAX_BYTES:,} bytes "
+            "(LEDGER_MAX_BYTES); is this really a toll.yaml?"
+        )
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     builder = _Builder(path, allow_duplicate_decisions, max_depth, max_alias_nodes)
     try:

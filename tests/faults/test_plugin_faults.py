@@ -33,7 +33,7 @@ def test_secrets_never_reach_any_report(tmp_path: Path) -> None:
                     timeout: 2
                   endless:
                     command: [{sys.executable}, -c, "import time; time.sleep(60)"]
-                    timeout: .inf
+                    timeout: 1e300
                 """
             )
         )
@@ -71,10 +71,29 @@ def test_secrets_never_reach_any_report(tmp_path: Path) -> None:
     assert "forbidden: [secret] at /echo" in output
     assert "header Authorization: its value contains a line break" in output
     assert "no answer to initialize within the 2s timeout" in output
-    assert "timeout must be a positive number of seconds up to 86400, not inf" in output
+    assert "timeout must be a positive number of seconds up to 86400, not 1e+300" in output
     for name, path in reports.items():
         assert TOKEN not in path.read_text(), name
     assert TOKEN not in output
+
+
+def test_a_timeout_that_is_not_finite_is_a_usage_error_naming_the_line(tmp_path: Path) -> None:
+    # .inf and .nan never reach a measurement: the ledger itself is refused (exit 4).
+    for value in (".inf", ".nan"):
+        (tmp_path / "toll.yaml").write_text(
+            f"servers:\n  endless:\n    command: [python, -V]\n    timeout: {value}\n"
+        )
+        completed = subprocess.run(
+            [sys.executable, "-m", "pytest", "--toll", "-p", "no:cacheprovider"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert completed.returncode == 4, completed.stdout + completed.stderr
+        assert "toll.yaml:4: servers.endless.timeout: must be a finite number" in (
+            completed.stdout + completed.stderr
+        )
 
 
 def test_an_unexpected_error_is_exit_2_with_one_scrubbed_line(tmp_path: Path) -> None:
