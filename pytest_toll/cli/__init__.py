@@ -1,13 +1,15 @@
 """The ``toll`` command: a thin adapter over the core, one module per verb.
 
 Exit codes, the same for every verb: 0 measured and nothing violated, 1 a rule or budget
-violated, 2 could not judge (usage error, unreadable input, nothing to measure).
+violated, 2 could not judge (usage error, unreadable input, nothing to measure); 141 when
+the reader of stdout closed the pipe early (as a process ended by SIGPIPE), with no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn, Protocol
@@ -18,6 +20,8 @@ from pytest_toll.core.errors import CouldNotJudge
 EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_CANNOT_JUDGE = 2
+# A reader that closed the pipe early: the status of a process ended by SIGPIPE (128 + 13).
+EXIT_BROKEN_PIPE = 141
 
 # (verb, module, one-line help). Each module defines ``configure(parser)`` and ``run(args)``;
 # modules are imported only to build the parser and must keep their heavy imports lazy.
@@ -95,11 +99,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CANNOT_JUDGE
     try:
         code: int = args.run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _reader_gone()
     except CouldNotJudge as error:
         return fail(str(error))
     except KeyboardInterrupt:
         return fail("interrupted")
     return code
+
+
+def _reader_gone() -> int:
+    """The reader closed the pipe early (``toll scan | head``): stop quietly, as CLIs do.
+
+    What is still buffered for stdout can never be written; pointing stdout at the null
+    device keeps the interpreter's own flush at exit from printing a second traceback.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,8 +15,9 @@ from pytest_toll.calls.messages import system_text
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 from pytest_toll.cli.options import add_count_tokens_options, add_json_option
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.core.models import get_model
+from pytest_toll.core.models import get_model, share_text
 from pytest_toll.core.textio import read_text
+from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.mcp.http import list_http
 from pytest_toll.definitions.mcp.stdio import list_stdio
 from pytest_toll.definitions.tools import load_tools_file
@@ -202,19 +203,30 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render_deferred(report: DeferredReport) -> str:
-    """Eager vs deferred tool advertising, per request."""
+    """Eager vs deferred tool advertising, per request: each figure beside its label (the
+    o200k count, and the scaled one when the model has a factor)."""
+
+    def tokens(raw: int, scaled: int | None) -> str:
+        shown = f"{raw:,} {O200K}"
+        return shown if scaled is None else f"{shown} ({scaled:,} {report.method})"
+
+    eager, deferred = report.eager, report.deferred
+    saved_scaled = (
+        None if eager.scaled is None or deferred.scaled is None else eager.scaled - deferred.scaled
+    )
     usd = report.saved_usd
     if report.saved >= 0:
-        verdict = f"saves {report.saved:,} tokens" + ("" if usd is None else f" (${usd:,.6f})")
+        verdict = f"saves {tokens(report.saved, saved_scaled)} tokens"
+        verdict += "" if usd is None else f", ${usd:,.6f}"
     else:
-        verdict = f"costs {-report.saved:,} more tokens" + (
-            "" if usd is None else f" (${-usd:,.6f})"
-        )
+        more = None if saved_scaled is None else -saved_scaled
+        verdict = f"costs {tokens(-report.saved, more)} more tokens"
+        verdict += "" if usd is None else f", ${-usd:,.6f}"
     total = len(report.core) + len(report.deferred_names)
     return (
-        f"deferred tools ({report.method}): all {total} tools advertised: "
-        f"{report.eager.tokens:,}; {len(report.core)} core + {len(report.meta)} meta-tools "
-        f"({', '.join(report.meta)}) + the deferred names: {report.deferred.tokens:,}; "
+        f"deferred tools: all {total} tools advertised: {tokens(eager.tokens, eager.scaled)}; "
+        f"{len(report.core)} core + {len(report.meta)} meta-tools ({', '.join(report.meta)}) "
+        f"+ the deferred names: {tokens(deferred.tokens, deferred.scaled)}; "
         f"deferring {verdict} per request, before any tool is loaded"
     )
 
@@ -255,7 +267,8 @@ def render_text(result: CallReport) -> str:
         lines.append("  ".join(cells).rstrip())
     if result.window:
         share = result.window_share or 0.0
-        lines.append(f"~{share:.2%} of a {result.window:,} window")
+        over = " — more than the window holds" if share > 1 else ""
+        lines.append(f"~{share_text(share)} of a {result.window:,} window{over}")
     if scaled:
         lines.append(
             f"scale: ×{result.scale.factor:.2f} ({'measured' if result.scale.measured else 'not measured'}: "
@@ -263,6 +276,8 @@ def render_text(result: CallReport) -> str:
         )
     elif graded is not None:
         lines.append("native: Anthropic's count_tokens; budgets and pins use the o200k_base column")
+    elif result.tuning.chars_per_token is not None:
+        lines.append(f"scale: none ({result.scale.source})")
     elif not result.scale.measured and result.source != "native":
         lines.append(f"scale: none measured for {result.model}; the o200k count is shown unscaled")
     if result.source != "native":

@@ -18,6 +18,7 @@ from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 from pytest_toll.cli.options import add_json_option, add_window_option
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import RuleSettings, has_errors
+from pytest_toll.core.models import share_text
 from pytest_toll.definitions.rules import DEFAULT_THRESHOLDS, RULE_IDS
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.definitions.weigh import ToolsReport
@@ -175,9 +176,9 @@ def render(report: ToolsReport) -> str:
         f"totals ({method}): claude {report.claude:,} · openai {report.openai:,} · "
         f"raw {report.raw:,}"
     )
-    share = report.window_share * 100
+    over = " — more than the window holds" if report.window_share > 1 else ""
     lines.append(
-        f"window: ~{share:.2g}% of a {report.window:,}-token window "
+        f"window: ~{share_text(report.window_share)} of a {report.window:,}-token window{over} "
         f"(claude total + instructions, {method}; shown, never graded)"
     )
     if report.breakdown:

@@ -129,6 +129,21 @@ class Model:
         return data
 
 
+def share_text(fraction: float) -> str:
+    """A window share as a person reads it: ``0.012%``, ``4.3%``, ``250.0%`` (never ``2.5e+02%``).
+
+    Two significant digits below 1%, one decimal from 1% on, ``<0.001%`` for a sliver.
+    """
+    percent = 100 * fraction
+    if percent == 0:
+        return "0%"
+    if percent < 0.001:
+        return "<0.001%"
+    if percent < 1:
+        return f"{float(f'{percent:.2g}'):g}%"
+    return f"{percent:,.1f}%"
+
+
 class UnknownModel(UsageError):
     """A model name that is neither in the catalogue nor added in toll.yaml."""
 

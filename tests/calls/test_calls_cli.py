@@ -242,11 +242,11 @@ def test_server_instructions_count_in_system_and_deferred_comparison(tmp_path: P
 
     alone = deferred_tools("gpt-6.2-sol", TOOLS, core=[])
     line = render_deferred(alone)
-    assert line.startswith("deferred tools (o200k): all 1 tools advertised: ")
+    assert line.startswith(f"deferred tools: all 1 tools advertised: {alone.eager.tokens} o200k;")
     assert alone.saved_usd is not None and alone.saved < 0
     assert line.endswith(
-        f"deferring costs {-alone.saved:,} more tokens (${-alone.saved_usd:,.6f}) per request, "
-        "before any tool is loaded"
+        f"deferring costs {-alone.saved:,} o200k more tokens, ${-alone.saved_usd:,.6f} per "
+        "request, before any tool is loaded"
     )
 
 
