@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_toll.calls.measuring import COMPACT, FULL, CallReport, measure
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.core.models import Catalogue
+from pytest_toll.core.models import Catalogue, load_models
 from pytest_toll.core.textio import read_text
 from pytest_toll.definitions.tools import load_tools_file
 
@@ -74,6 +74,12 @@ def measure_entry(
     model = entry.get("model", default_model)
     if not isinstance(model, str) or not model:
         raise UsageError(f"{where}.model: name the model (or set the ledger's top-level model)")
+    try:
+        # A gated entry is reviewed intent: its model decides how the tools are shown, so a
+        # misspelt name is an error here (toll measure and toll.call measure any name).
+        (catalogue or load_models()).get(model)
+    except UsageError as error:
+        raise UsageError(f"{where}.model: {error}") from None
     tool_schemas = entry.get("tool_schemas", FULL)
     if tool_schemas not in (FULL, COMPACT):
         raise UsageError(f"{where}.tool_schemas: must be full or compact, not {tool_schemas!r}")

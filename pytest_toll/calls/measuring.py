@@ -275,9 +275,11 @@ def join_texts(*texts: str) -> str:
 
 
 def resolve_model(model: str | Model, catalogue: Catalogue | None) -> Model:
+    """The catalogue row of ``model``; a name it lacks is measured as an uncatalogued model
+    (o200k, unscaled, unpriced) whose report says how to add it."""
     if isinstance(model, Model):
         return model
-    return (catalogue or load_models()).get(model)
+    return (catalogue or load_models()).resolve(model)
 
 
 @dataclass(frozen=True)
@@ -445,6 +447,8 @@ def _measure_estimate(
         scale = resolved.scale
     if fallback:
         notes.insert(0, fallback)
+    if not resolved.catalogued and resolved.note:
+        notes.append(resolved.note)
     notes.extend(_boundary_notes(parts))
     return CallReport(
         model=model_id,

@@ -13,9 +13,10 @@ from pytest_toll.calls.entry import load_request_file
 from pytest_toll.calls.measuring import CallReport, Tuning, measure
 from pytest_toll.calls.messages import system_text
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
+from pytest_toll.cli._ledger import add_ledger_option, catalogue_of
 from pytest_toll.cli.options import add_count_tokens_options, add_json_option
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.core.models import get_model, share_text
+from pytest_toll.core.models import share_text
 from pytest_toll.core.textio import read_text
 from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.mcp.http import list_http
@@ -25,8 +26,12 @@ from pytest_toll.definitions.tools import load_tools_file
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--model", required=True, help="a model from the catalogue (window, prices, scale)"
+        "--model",
+        required=True,
+        help="a model name: from the catalogue or the ledger's models: (window, prices, "
+        "scale); any other name is measured with o200k, unscaled and unpriced",
     )
+    add_ledger_option(parser)
     parser.add_argument(
         "--system", metavar="FILE", help="the system prompt, a text file (- reads stdin)"
     )
@@ -156,8 +161,9 @@ def run(args: argparse.Namespace) -> int:
     if instructions:
         # A host puts a server's instructions in the system prompt, so they count there.
         system = "\n\n".join(text for text in (system, instructions) if text)
+    catalogue = catalogue_of(args)
     client = None
-    if args.exact and get_model(args.model).provider == "anthropic":
+    if args.exact and catalogue.resolve(args.model).provider == "anthropic":
         client = CountTokensClient.from_environment(base_url=args.base_url, timeout=args.timeout)
     try:
         result = _measure_naming_the_file(
@@ -170,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
             tool_schemas="compact" if args.compact else "full",
             exact=args.exact,
             tuning=tuning,
+            catalogue=catalogue,
             client=client,
         )
     finally:
@@ -182,7 +189,11 @@ def run(args: argparse.Namespace) -> int:
     if args.core is not None:
         core = [name.strip() for name in args.core.split(",") if name.strip()]
         deferred = deferred_tools(
-            args.model, tools, core, tool_schemas="compact" if args.compact else "full"
+            args.model,
+            tools,
+            core,
+            tool_schemas="compact" if args.compact else "full",
+            catalogue=catalogue,
         )
     # Budgets grade the deterministic o200k count, also when native counts are shown.
     over = args.budget is not None and result.graded_tokens > args.budget
@@ -284,7 +295,7 @@ def render_text(result: CallReport) -> str:
         lines.append(f"tuning: {result.tuning.describe()}")
     if result.total.cost_usd is not None:
         lines.append("USD: uncached input at the request's price tier")
-    else:
+    elif not any(result.model in note for note in result.notes):
         lines.append(
             f"USD: no input price known for {result.model} (add one under models: in toll.yaml)"
         )

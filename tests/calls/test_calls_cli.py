@@ -148,9 +148,6 @@ def test_measure_a_stdio_server(tmp_path: Path) -> None:
 
 def test_measure_errors_are_exit_2(tmp_path: Path) -> None:
     write(tmp_path)
-    unknown = toll("measure", "--model", "gpt-0", cwd=tmp_path)
-    assert unknown.returncode == 2
-    assert unknown.stderr.startswith("toll: error: unknown model 'gpt-0'")
     missing = toll("measure", "--model", "gpt-6.2-sol", "--messages", "nope.json", cwd=tmp_path)
     assert (missing.returncode, missing.stderr) == (2, "toll: error: nope.json: no such file\n")
     (tmp_path / "bad.json").write_text('[{"role": "robot"}]', encoding="utf-8")
