@@ -38,6 +38,8 @@ VERBS: list[tuple[str, str, str]] = [
     ("diff", "pytest_toll.cli.diff", "compare two JSON reports; --allow-increase makes it a gate"),
     ("measure", "pytest_toll.cli.measure", "what one call costs before it is sent, part by part"),
     ("calibrate", "pytest_toll.cli.calibrate", "re-derive a tokenizer scale factor from samples"),
+    ("models", "pytest_toll.cli.models", "the model catalogue: windows, prices, tiers, scales"),
+    ("doctor", "pytest_toll.cli.doctor", "check the install: vocabulary, counter, cache, ledger"),
 ]
 
 
