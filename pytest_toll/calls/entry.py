@@ -8,15 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.calls.measuring import COMPACT, FULL, CallReport, measure
+from pytest_toll.calls.request_settings import settings_in
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.models import Catalogue, load_models
 from pytest_toll.core.textio import read_text
 from pytest_toll.definitions.tools import load_tools_file
 
 
-def load_request_file(path: str | Path) -> tuple[object, Any, object]:
+def load_request_file(path: str | Path) -> tuple[object, Any, object, dict[str, Any]]:
     """Messages from a JSON file: a messages array, or a request body whose ``messages``,
-    ``system`` and ``tools`` are all used. Returns ``(messages, system, tools)``."""
+    ``system`` and ``tools`` are all used. Returns ``(messages, system, tools, settings)``,
+    ``settings`` being what else the body carries (``request_settings.SETTINGS``)."""
     name = str(path)
     text = read_text(path)
     try:
@@ -31,8 +33,8 @@ def load_request_file(path: str | Path) -> tuple[object, Any, object]:
         system = data.get("system")
         if system is not None and not isinstance(system, str | list):
             raise CouldNotJudge(f"{name}: 'system' must be a string or a list of text blocks")
-        return data["messages"], system, data.get("tools")
-    return data, None, None
+        return data["messages"], system, data.get("tools"), settings_in(data)
+    return data, None, None, {}
 
 
 ENTRY_KEYS = ("model", "system", "messages", "tools", "skills", "tool_schemas")
@@ -86,9 +88,10 @@ def measure_entry(
     messages: object = None
     system: Any = None
     tools: object = None
+    settings: dict[str, Any] = {}
     messages_path = path("messages")
     if messages_path is not None:
-        messages, system, tools = load_request_file(messages_path)
+        messages, system, tools, settings = load_request_file(messages_path)
     system_path = path("system")
     if system_path is not None:
         system = read_text(system_path)
@@ -105,6 +108,7 @@ def measure_entry(
             skills=str(skills_path) if skills_path is not None else None,
             tool_schemas=tool_schemas,
             catalogue=catalogue,
+            request_settings=settings,
         )
     except UsageError as error:
         raise UsageError(f"{where}.model: {error}") from None

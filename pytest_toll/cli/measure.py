@@ -151,8 +151,9 @@ def run(args: argparse.Namespace) -> int:
     messages: object = None
     system: Any = None
     tools: object = None
+    settings: dict[str, Any] = {}
     if args.messages:
-        messages, system, tools = load_request_file(args.messages)
+        messages, system, tools, settings = load_request_file(args.messages)
     if args.system:
         system = read_text(args.system)
     listed, instructions = _tools(args)
@@ -178,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
             tuning=tuning,
             catalogue=catalogue,
             client=client,
+            request_settings=settings,
         )
     finally:
         if client is not None:
