@@ -8,6 +8,7 @@ import json
 import math
 import os
 import shutil
+from itertools import pairwise
 from pathlib import Path
 
 from pytest_toll.calls.native import NativeComparison
@@ -68,7 +69,7 @@ def test_the_scaled_estimate_sits_beside_the_raw_count(tmp_path: Path) -> None:
 def test_exact_counts_the_reconstructed_request(tmp_path: Path) -> None:
     messages, o200k = reconstructed_messages(MAIN)
     assert messages[0]["role"] == "user"
-    assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:]))
+    assert all(a["role"] != b["role"] for a, b in pairwise(messages))
     body = {"model": "claude-sonnet-4-5", "messages": messages}
     with count_tokens_server() as server:
         env = server.environment()
