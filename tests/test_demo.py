@@ -75,7 +75,7 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
     result = run_pytest(demo, env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
     assert result.returncode == 1, result.stdout + result.stderr
     out = result.stdout
-    assert re.search(r"search_notes\s+179\s+164\s+\+15", out), out  # the per-tool diff
+    assert re.search(r"search_notes\s+176\s+161\s+\+15", out), out  # the per-tool diff
     assert "FAILED toll.yaml::servers::notes" in out
     # Annotations start on their own line and point at the entry's line in toll.yaml.
     annotation = re.search(
@@ -86,8 +86,8 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
         "::error file=toll.yaml,line=9,title=toll%3A servers%3A%3Anotes regressed::"
     )
     assert annotation.group(0).endswith(
-        "%0Ameasured 507 tok (o200k), pin 492, budget 800, change +15%0A"
-        "search_notes: 164 → 179 (+15)"
+        "%0Ameasured 503 tok (o200k), pin 488, budget 800, change +15%0A"
+        "search_notes: 161 → 176 (+15)"
     )
     assert "::error file=toll.yaml,line=31," in out  # the budgeted test includes the tools
     assert "FAILED toll.yaml::transcripts" in out
@@ -96,7 +96,7 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
     ) in out
     markdown = summary.read_text(encoding="utf-8")
     assert markdown.startswith("## pytest-toll: context cost\n\n❌ **Gate failed**: 2 regressed")
-    assert "- **servers::notes**: 492 → 507 (+15) · search\\_notes 164 → 179 (+15)" in markdown
+    assert "- **servers::notes**: 488 → 503 (+15) · search\\_notes 161 → 176 (+15)" in markdown
 
 
 def test_a_shorter_description_improves_and_ratchets(demo: Path) -> None:
@@ -111,9 +111,9 @@ def test_a_shorter_description_improves_and_ratchets(demo: Path) -> None:
     assert ratchet.returncode == 0, ratchet.stdout + ratchet.stderr
     after = (demo / "toll.yaml").read_text(encoding="utf-8")
     expected = (
-        before.replace("    pin: 492\n", "    pin: 485\n")
-        .replace("      read_note: 85\n", "      read_note: 78\n")
-        .replace("fits_its_budget: {pin: 1166}", "fits_its_budget: {pin: 1159}")
+        before.replace("    pin: 488\n", "    pin: 481\n")
+        .replace("      read_note: 84\n", "      read_note: 77\n")
+        .replace("fits_its_budget: {pin: 1162}", "fits_its_budget: {pin: 1155}")
     )
     assert after == expected  # comments, order and budgets survive; only pins moved
 

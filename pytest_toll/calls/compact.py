@@ -105,7 +105,8 @@ def compact_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
        tabs and newlines become one space; leading and trailing whitespace removed);
     3. root ``$defs``/``definitions`` entries referenced exactly once (and not recursively)
        are inlined at their ``$ref`` (sibling keywords of the ``$ref`` win); entries never
-       referenced are dropped; entries used twice or more, or recursive, stay; an empty
+       referenced are dropped; entries used twice or more, recursive, or not an object
+       schema (``true``, a malformed entry) stay; an empty
        ``$defs`` is removed. Repeated until nothing changes.
 
     Everything else (types, enums, required, defaults, examples) is kept as it is. The
@@ -126,7 +127,11 @@ def compact_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
                 if uses == 0:
                     del defs[name]
                     changed = True
-                elif uses == 1 and not _reaches(name, name, defs, set()):
+                elif (
+                    uses == 1
+                    and isinstance(defs[name], Mapping)
+                    and not _reaches(name, name, defs, set())
+                ):
                     definition = defs.pop(name)
                     rest = _inline(rest, name, key, definition)  # type: ignore[assignment]
                     defs = _inline(defs, name, key, definition)  # type: ignore[assignment]

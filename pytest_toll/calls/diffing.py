@@ -129,6 +129,12 @@ def diff(before: CallReport | Mapping[str, Any], after: CallReport | Mapping[str
         )
     if old.get("model") != new.get("model"):
         notes.append(f"different models: {old.get('model')} before, {new.get('model')} after")
+    if bool(old.get("probe")) != bool(new.get("probe")):
+        probed = "before" if old.get("probe") else "after"
+        notes.append(
+            f"{probed} was measured on the '.' probe message (it had no messages), the other "
+            "on real messages: the messages part is not comparable"
+        )
     return CallDiff(str(old.get("model")), str(new.get("model")), parts, total, tuple(notes))
 
 

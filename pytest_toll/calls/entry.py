@@ -7,15 +7,17 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.calls.measuring import COMPACT, FULL, CallReport, measure
+from pytest_toll.calls.request_settings import settings_in
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.core.models import Catalogue
+from pytest_toll.core.models import Catalogue, load_models
 from pytest_toll.core.textio import parse_json, read_text
 from pytest_toll.definitions.tools import load_tools_file
 
 
-def load_request_file(path: str | Path) -> tuple[object, Any, object]:
+def load_request_file(path: str | Path) -> tuple[object, Any, object, dict[str, Any]]:
     """Messages from a JSON file: a messages array, or a request body whose ``messages``,
-    ``system`` and ``tools`` are all used. Returns ``(messages, system, tools)``."""
+    ``system`` and ``tools`` are all used. Returns ``(messages, system, tools, settings)``,
+    ``settings`` being what else the body carries (``request_settings.SETTINGS``)."""
     name = str(path)
     data = parse_json(read_text(path), name)
     if isinstance(data, dict):
@@ -24,8 +26,8 @@ def load_request_file(path: str | Path) -> tuple[object, Any, object]:
         system = data.get("system")
         if system is not None and not isinstance(system, str | list):
             raise CouldNotJudge(f"{name}: 'system' must be a string or a list of text blocks")
-        return data["messages"], system, data.get("tools")
-    return data, None, None
+        return data["messages"], system, data.get("tools"), settings_in(data)
+    return data, None, None, {}
 
 
 ENTRY_KEYS = ("model", "system", "messages", "tools", "skills", "tool_schemas")
@@ -67,15 +69,22 @@ def measure_entry(
     model = entry.get("model", default_model)
     if not isinstance(model, str) or not model:
         raise UsageError(f"{where}.model: name the model (or set the ledger's top-level model)")
+    try:
+        # A gated entry is reviewed intent: its model decides how the tools are shown, so a
+        # misspelt name is an error here (toll measure and toll.call measure any name).
+        (catalogue or load_models()).get(model)
+    except UsageError as error:
+        raise UsageError(f"{where}.model: {error}") from None
     tool_schemas = entry.get("tool_schemas", FULL)
     if tool_schemas not in (FULL, COMPACT):
         raise UsageError(f"{where}.tool_schemas: must be full or compact, not {tool_schemas!r}")
     messages: object = None
     system: Any = None
     tools: object = None
+    settings: dict[str, Any] = {}
     messages_path = path("messages")
     if messages_path is not None:
-        messages, system, tools = load_request_file(messages_path)
+        messages, system, tools, settings = load_request_file(messages_path)
     system_path = path("system")
     if system_path is not None:
         system = read_text(system_path)
@@ -92,6 +101,7 @@ def measure_entry(
             skills=str(skills_path) if skills_path is not None else None,
             tool_schemas=tool_schemas,
             catalogue=catalogue,
+            request_settings=settings,
         )
     except UsageError as error:
         raise UsageError(f"{where}.model: {error}") from None

@@ -56,6 +56,7 @@ from pytest_toll.calls.messages import (
     render_message_texts,
     system_text,
 )
+from pytest_toll.calls.request_settings import SettingsCount, natively_countable, settings_in
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.models import Catalogue, Model, Scale, load_models
 from pytest_toll.core.tokens import (
@@ -179,6 +180,8 @@ class CallReport:
     notes: tuple[str, ...] = ()
     #: For a native report, the o200k count of each part and the total (what is graded).
     o200k: Mapping[str, int] | None = None
+    #: What the request body carried beyond the parts, and what of it was counted.
+    settings: SettingsCount | None = None
 
     @property
     def graded_tokens(self) -> int:
@@ -223,6 +226,8 @@ class CallReport:
             data["window_share"] = self.window_share
         if self.o200k is not None:
             data["o200k"] = dict(self.o200k)
+        if self.settings is not None:
+            data["request_settings"] = self.settings.as_dict()
         data["notes"] = list(self.notes)
         return data
 
@@ -275,9 +280,11 @@ def join_texts(*texts: str) -> str:
 
 
 def resolve_model(model: str | Model, catalogue: Catalogue | None) -> Model:
+    """The catalogue row of ``model``; a name it lacks is measured as an uncatalogued model
+    (o200k, unscaled, unpriced) whose report says how to add it."""
     if isinstance(model, Model):
         return model
-    return (catalogue or load_models()).get(model)
+    return (catalogue or load_models()).resolve(model)
 
 
 @dataclass(frozen=True)
@@ -288,6 +295,7 @@ class _Call:
     system: str
     skills: str
     tools: tuple[Tool, ...]
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _prepare(
@@ -296,6 +304,7 @@ def _prepare(
     tools: object,
     skills: object,
     tool_schemas: str,
+    settings: Mapping[str, Any] | None = None,
 ) -> _Call:
     if tool_schemas not in (FULL, COMPACT):
         raise UsageError(f"tool_schemas must be 'full' or 'compact', not {tool_schemas!r}")
@@ -309,6 +318,7 @@ def _prepare(
         system=join_texts(*conversation.system_texts, system or ""),
         skills=skills_catalogue(skills),
         tools=tuple(prepared_tools),
+        settings=settings_in(settings or {}),
     )
 
 
@@ -379,6 +389,7 @@ def measure(
     tuning: Tuning | None = None,
     catalogue: Catalogue | None = None,
     client: CountTokensClient | None = None,
+    request_settings: Mapping[str, Any] | None = None,
 ) -> CallReport:
     """Measure one call before sending it; see the module docstring for exactly how.
 
@@ -386,11 +397,14 @@ def measure(
     overrides. ``tools`` is any tools array ``normalize_tools`` accepts, or ``Tool``s.
     ``exact=True`` asks Anthropic's count_tokens (``client``, or one built from the
     environment); for other providers the report stays an estimate and says why.
+    ``request_settings`` (``output_format``, ``response_format``, ``tool_choice``,
+    ``thinking``) are named in the report, and counted natively beside the total with
+    ``exact`` (``pytest_toll.calls.request_settings``).
     """
     resolved = resolve_model(model, catalogue)
     model_id = model if isinstance(model, str) else resolved.name
     tuning = tuning or Tuning()
-    call = _prepare(system, messages, tools, skills, tool_schemas)
+    call = _prepare(system, messages, tools, skills, tool_schemas, request_settings)
     if not exact:
         return _measure_estimate(call, resolved, model_id, tuning, tool_schemas)
     if resolved.provider != "anthropic":
@@ -445,6 +459,11 @@ def _measure_estimate(
         scale = resolved.scale
     if fallback:
         notes.insert(0, fallback)
+    if not resolved.catalogued and resolved.note:
+        notes.append(resolved.note)
+    settings = SettingsCount(tuple(call.settings)) if call.settings else None
+    if settings is not None:
+        notes.extend(settings.notes(bool(call.tools)))
     notes.extend(_boundary_notes(parts))
     return CallReport(
         model=model_id,
@@ -463,6 +482,7 @@ def _measure_estimate(
         exact_requested=fallback is not None,
         fallback_reason=fallback,
         notes=tuple(notes),
+        settings=settings,
     )
 
 
@@ -491,14 +511,27 @@ def _measure_native(
 ) -> CallReport:
     owned = client is None
     counter = client or CountTokensClient.from_environment()
+    countable = natively_countable(call.settings, bool(call.tools))
+    with_settings = 0
     try:
         stages: list[int] = []
-        for body in _stage_bodies(call, model_id):
+        bodies = _stage_bodies(call, model_id)
+        for body in bodies:
             stages.append(counter.count(body) if body is not None else stages[-1])
+        if countable:
+            whole = next(body for body in reversed(bodies) if body is not None)
+            with_settings = counter.count({**whole, **countable})
     finally:
         if owned:
             counter.close()
     parts, total = _parts_from_stages(stages, NATIVE, model, None)
+    settings = None
+    notes = _boundary_notes(parts)
+    if call.settings:
+        counted = tuple(countable)
+        tokens = with_settings - stages[-1] if countable else None
+        settings = SettingsCount(tuple(call.settings), counted, tokens, exact=True)
+        notes = settings.notes(bool(call.tools)) + notes
     return CallReport(
         model=model_id,
         provider=model.provider,
@@ -512,5 +545,6 @@ def _measure_native(
         window=model.window,
         images=call.conversation.images,
         images_estimated=True,
-        notes=tuple(_boundary_notes(parts)),
+        notes=tuple(notes),
+        settings=settings,
     )

@@ -1,9 +1,10 @@
 """The ``toll`` command: a thin adapter over the core, one module per verb.
 
 Exit codes, the same for every verb: 0 measured and nothing violated, 1 a rule or budget
-violated, 2 could not judge (usage error, unreadable input, nothing to measure). Whatever a
-verb raises is exit 2 with one line (the traceback too with ``TOLL_DEBUG=1``), and every
-line the command prints passes through the secrets scrubber first.
+violated, 2 could not judge (usage error, unreadable input, nothing to measure); 141 when
+the reader of stdout closed the pipe early (as a process ended by SIGPIPE), with no traceback.
+Whatever a verb raises is exit 2 with one line (the traceback too with ``TOLL_DEBUG=1``), and
+every line the command prints passes through the secrets scrubber first.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ EXIT_VIOLATION = 1
 EXIT_CANNOT_JUDGE = 2
 #: Set to 1 to see the traceback of an unexpected error (scrubbed like everything else).
 DEBUG_VARIABLE = "TOLL_DEBUG"
+# A reader that closed the pipe early: the status of a process ended by SIGPIPE (128 + 13).
+EXIT_BROKEN_PIPE = 141
 
 # (verb, module, one-line help). Each module defines ``configure(parser)`` and ``run(args)``;
 # modules are imported only to build the parser and must keep their heavy imports lazy.
@@ -46,6 +49,8 @@ VERBS: list[tuple[str, str, str]] = [
     ("github", "pytest_toll.cli.github", "the GitHub loop: outputs, PR comment, ratchet, badge"),
     ("init", "pytest_toll.cli.init", "write a starter toll.yaml from what the repository declares"),
     ("trend", "pytest_toll.cli.trend", "every pin's history, from the ledger's git log"),
+    ("models", "pytest_toll.cli.models", "the model catalogue: windows, prices, tiers, scales"),
+    ("doctor", "pytest_toll.cli.doctor", "check the install: vocabulary, counter, cache, ledger"),
 ]
 
 
@@ -137,6 +142,9 @@ def _main(arguments: list[str]) -> int:
         return EXIT_CANNOT_JUDGE
     try:
         code: int = args.run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _reader_gone()
     except CouldNotJudge as error:
         return fail(str(error))
     except KeyboardInterrupt:
@@ -152,6 +160,18 @@ def _main(arguments: list[str]) -> int:
         first = str(error).splitlines()[0] if str(error) else ""
         return fail(f"unexpected {type(error).__name__}: {first[:300]}; nothing measured{where}")
     return code
+
+
+def _reader_gone() -> int:
+    """The reader closed the pipe early (``toll scan | head``): stop quietly, as CLIs do.
+
+    What is still buffered for stdout can never be written; pointing stdout at the null
+    device keeps the interpreter's own flush at exit from printing a second traceback.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

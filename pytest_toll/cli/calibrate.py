@@ -18,8 +18,8 @@ from typing import Any
 
 from pytest_toll.calls.anthropic import CountTokensClient
 from pytest_toll.cli import EXIT_OK, fail
+from pytest_toll.cli._ledger import add_ledger_option, catalogue_of
 from pytest_toll.cli.options import add_count_tokens_options, add_json_option
-from pytest_toll.core.models import get_model
 from pytest_toll.core.textio import read_text
 from pytest_toll.core.tokens import count
 
@@ -32,6 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="text files; PATH=TOKENS gives the provider's count by hand",
     )
     parser.add_argument("--model", required=True, help="the model whose tokenizer to calibrate")
+    add_ledger_option(parser)
     add_count_tokens_options(parser, "count each sample with Anthropic's count_tokens")
     add_json_option(parser)
 
@@ -63,7 +64,7 @@ def _split(sample: str) -> tuple[str, int | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = get_model(args.model)
+    model = catalogue_of(args).resolve(args.model)
     parsed = [_split(sample) for sample in args.samples]
     if args.exact and model.provider != "anthropic":
         return fail(

@@ -13,10 +13,12 @@ from pytest_toll.calls.entry import load_request_file
 from pytest_toll.calls.measuring import CallReport, Tuning, measure
 from pytest_toll.calls.messages import system_text
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
+from pytest_toll.cli._ledger import add_ledger_option, catalogue_of
 from pytest_toll.cli.options import add_count_tokens_options, add_json_option
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.core.models import get_model
+from pytest_toll.core.models import share_text
 from pytest_toll.core.textio import read_text
+from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.mcp.http import list_http
 from pytest_toll.definitions.mcp.stdio import list_stdio
 from pytest_toll.definitions.tools import load_tools_file
@@ -24,8 +26,12 @@ from pytest_toll.definitions.tools import load_tools_file
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--model", required=True, help="a model from the catalogue (window, prices, scale)"
+        "--model",
+        required=True,
+        help="a model name: from the catalogue or the ledger's models: (window, prices, "
+        "scale); any other name is measured with o200k, unscaled and unpriced",
     )
+    add_ledger_option(parser)
     parser.add_argument(
         "--system", metavar="FILE", help="the system prompt, a text file (- reads stdin)"
     )
@@ -149,8 +155,9 @@ def run(args: argparse.Namespace) -> int:
     messages: object = None
     system: Any = None
     tools: object = None
+    settings: dict[str, Any] = {}
     if args.messages:
-        messages, system, tools = load_request_file(args.messages)
+        messages, system, tools, settings = load_request_file(args.messages)
     if args.system:
         system = read_text(args.system)
     listed, instructions = _tools(args)
@@ -159,8 +166,9 @@ def run(args: argparse.Namespace) -> int:
     if instructions:
         # A host puts a server's instructions in the system prompt, so they count there.
         system = "\n\n".join(text for text in (system, instructions) if text)
+    catalogue = catalogue_of(args)
     client = None
-    if args.exact and get_model(args.model).provider == "anthropic":
+    if args.exact and catalogue.resolve(args.model).provider == "anthropic":
         client = CountTokensClient.from_environment(base_url=args.base_url, timeout=args.timeout)
     try:
         result = _measure_naming_the_file(
@@ -173,7 +181,9 @@ def run(args: argparse.Namespace) -> int:
             tool_schemas="compact" if args.compact else "full",
             exact=args.exact,
             tuning=tuning,
+            catalogue=catalogue,
             client=client,
+            request_settings=settings,
         )
     finally:
         if client is not None:
@@ -185,7 +195,11 @@ def run(args: argparse.Namespace) -> int:
     if args.core is not None:
         core = [name.strip() for name in args.core.split(",") if name.strip()]
         deferred = deferred_tools(
-            args.model, tools, core, tool_schemas="compact" if args.compact else "full"
+            args.model,
+            tools,
+            core,
+            tool_schemas="compact" if args.compact else "full",
+            catalogue=catalogue,
         )
     # Budgets grade the deterministic o200k count, also when native counts are shown.
     over = args.budget is not None and result.graded_tokens > args.budget
@@ -206,19 +220,30 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render_deferred(report: DeferredReport) -> str:
-    """Eager vs deferred tool advertising, per request."""
+    """Eager vs deferred tool advertising, per request: each figure beside its label (the
+    o200k count, and the scaled one when the model has a factor)."""
+
+    def tokens(raw: int, scaled: int | None) -> str:
+        shown = f"{raw:,} {O200K}"
+        return shown if scaled is None else f"{shown} ({scaled:,} {report.method})"
+
+    eager, deferred = report.eager, report.deferred
+    saved_scaled = (
+        None if eager.scaled is None or deferred.scaled is None else eager.scaled - deferred.scaled
+    )
     usd = report.saved_usd
     if report.saved >= 0:
-        verdict = f"saves {report.saved:,} tokens" + ("" if usd is None else f" (${usd:,.6f})")
+        verdict = f"saves {tokens(report.saved, saved_scaled)} tokens"
+        verdict += "" if usd is None else f", ${usd:,.6f}"
     else:
-        verdict = f"costs {-report.saved:,} more tokens" + (
-            "" if usd is None else f" (${-usd:,.6f})"
-        )
+        more = None if saved_scaled is None else -saved_scaled
+        verdict = f"costs {tokens(-report.saved, more)} more tokens"
+        verdict += "" if usd is None else f", ${-usd:,.6f}"
     total = len(report.core) + len(report.deferred_names)
     return (
-        f"deferred tools ({report.method}): all {total} tools advertised: "
-        f"{report.eager.tokens:,}; {len(report.core)} core + {len(report.meta)} meta-tools "
-        f"({', '.join(report.meta)}) + the deferred names: {report.deferred.tokens:,}; "
+        f"deferred tools: all {total} tools advertised: {tokens(eager.tokens, eager.scaled)}; "
+        f"{len(report.core)} core + {len(report.meta)} meta-tools ({', '.join(report.meta)}) "
+        f"+ the deferred names: {tokens(deferred.tokens, deferred.scaled)}; "
         f"deferring {verdict} per request, before any tool is loaded"
     )
 
@@ -259,7 +284,8 @@ def render_text(result: CallReport) -> str:
         lines.append("  ".join(cells).rstrip())
     if result.window:
         share = result.window_share or 0.0
-        lines.append(f"~{share:.2%} of a {result.window:,} window")
+        over = " — more than the window holds" if share > 1 else ""
+        lines.append(f"~{share_text(share)} of a {result.window:,} window{over}")
     if scaled:
         lines.append(
             f"scale: ×{result.scale.factor:.2f} ({'measured' if result.scale.measured else 'not measured'}: "
@@ -267,13 +293,15 @@ def render_text(result: CallReport) -> str:
         )
     elif graded is not None:
         lines.append("native: Anthropic's count_tokens; budgets and pins use the o200k_base column")
+    elif result.tuning.chars_per_token is not None:
+        lines.append(f"scale: none ({result.scale.source})")
     elif not result.scale.measured and result.source != "native":
         lines.append(f"scale: none measured for {result.model}; the o200k count is shown unscaled")
     if result.source != "native":
         lines.append(f"tuning: {result.tuning.describe()}")
     if result.total.cost_usd is not None:
         lines.append("USD: uncached input at the request's price tier")
-    else:
+    elif not any(result.model in note for note in result.notes):
         lines.append(
             f"USD: no input price known for {result.model} (add one under models: in toll.yaml)"
         )

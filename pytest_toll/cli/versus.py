@@ -43,6 +43,5 @@ def run(args: argparse.Namespace) -> int:
         verdict = f"B costs {-report.saved:,} tokens more"
     else:
         verdict = "same cost"
-    ratio = "" if report.ratio is None else f" (B is {report.ratio:.2f}× A)"
-    print(f"{verdict}{ratio}; o200k tokens of stdout + stderr")
+    print(f"{verdict} ({report.ratio_text()}); o200k tokens of stdout + stderr")
     return EXIT_OK

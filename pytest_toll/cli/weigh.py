@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from pytest_toll.calls.anthropic import CountTokensClient
+from pytest_toll.calls.native import PROBE_MESSAGE, NativeComparison, ToolsDelta, tools_delta
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 from pytest_toll.cli._html import add_html_option, write_page
+from pytest_toll.cli._ledger import add_ledger_option, catalogue_of
 from pytest_toll.cli.options import add_json_option, add_window_option, key_value_pairs
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import RuleSettings, has_errors
+from pytest_toll.core.models import Scale, share_text
+from pytest_toll.core.tokens import O200K, scaled_method
 from pytest_toll.definitions.rules import DEFAULT_THRESHOLDS, RULE_IDS
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.definitions.weigh import ToolsReport
@@ -72,6 +80,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=N",
         help="override a rule threshold, e.g. tool_tokens=500",
     )
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        help="also show the claude total scaled for this model (o200k×F, with provenance)",
+    )
+    add_ledger_option(parser)
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="ask Anthropic's count_tokens what the tools add for --model (ANTHROPIC_API_KEY), "
+        "with and without them",
+    )
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="count_tokens base URL (default ANTHROPIC_BASE_URL or the public API)",
+    )
 
 
 def _number(value: str, name: str) -> float:
@@ -103,6 +128,12 @@ def run(args: argparse.Namespace) -> int:
         known_rules=RULE_IDS,
         known_thresholds=DEFAULT_THRESHOLDS,
     )
+    model = catalogue_of(args).resolve(args.model) if args.model else None
+    if args.exact and (model is None or model.provider != "anthropic"):
+        raise UsageError(
+            "--exact asks Anthropic's count_tokens: name an Anthropic model with --model"
+            + ("" if model is None else f" ({args.model} is a model of {model.provider})")
+        )
     if env and not command:
         raise UsageError("--env applies to a stdio server (-- COMMAND)")
     if headers and not args.url:
@@ -122,11 +153,84 @@ def run(args: argparse.Namespace) -> int:
     if args.html is not None:
         page = render_page(f"toll weigh: {report.target}", tools=[report.as_dict()])
         write_page(args.html, page)
+    view = None
+    if model is not None:
+        delta = None
+        if args.exact:
+            with CountTokensClient.from_environment(
+                base_url=args.base_url, timeout=args.timeout
+            ) as client:
+                delta = tools_delta(client, args.model, report.records)
+        view = ModelView(args.model, model.scale, report.claude, delta)
     if args.json:
-        print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+        data = report.as_dict()
+        if view is not None:
+            data["model"] = view.as_dict()
+        print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(render(report))
+        if view is not None:
+            print("\n" + "\n".join(view.lines()))
     return EXIT_VIOLATION if has_errors(report.findings) else EXIT_OK
+
+
+@dataclass(frozen=True)
+class ModelView:
+    """The claude total for one model: o200k, o200k×scale and, with --exact, the native
+    delta of the tools, each estimate held against it."""
+
+    name: str
+    scale: Scale
+    o200k: int
+    exact: ToolsDelta | None = None
+
+    @property
+    def scaled(self) -> int | None:
+        return None if self.scale.factor == 1.0 else math.ceil(self.o200k * self.scale.factor)
+
+    def comparisons(self) -> dict[str, NativeComparison]:
+        if self.exact is None:
+            return {}
+        found = {O200K: NativeComparison(self.o200k, self.exact.tokens)}
+        if self.scaled is not None:
+            found[scaled_method(self.scale.factor)] = NativeComparison(
+                self.scaled, self.exact.tokens
+            )
+        return found
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "scale": self.scale.as_dict()}
+        data["o200k"] = self.o200k
+        if self.scaled is not None:
+            data["scaled"] = {"tokens": self.scaled, "method": scaled_method(self.scale.factor)}
+        if self.exact is not None:
+            data["exact"] = self.exact.as_dict()
+            data["exact"]["comparisons"] = {
+                method: comparison.as_dict() for method, comparison in self.comparisons().items()
+            }
+        return data
+
+    def lines(self) -> list[str]:
+        state = "measured" if self.scale.measured else "not measured"
+        lines = [f"for {self.name}: claude total {self.o200k:,} ({O200K})"]
+        if self.scaled is not None:
+            lines.append(
+                f"  {self.scaled:,} ({scaled_method(self.scale.factor)}; scale {state}: "
+                f"{self.scale.source})"
+            )
+        else:
+            lines.append(
+                f"  unscaled (scale ×{self.scale.factor:.2f}, {state}: {self.scale.source})"
+            )
+        if self.exact is not None:
+            lines.append(
+                f"  exact: the tools add {self.exact.tokens:,} native tokens (count_tokens: "
+                f"{self.exact.with_tools:,} with them, {self.exact.without_tools:,} without, "
+                f"on a '{PROBE_MESSAGE}' probe message)"
+            )
+            for method, comparison in self.comparisons().items():
+                lines.append(f"  {method}: {comparison.describe()}")
+        return lines
 
 
 def render(report: ToolsReport) -> str:
@@ -170,9 +274,9 @@ def render(report: ToolsReport) -> str:
         f"totals ({method}): claude {report.claude:,} · openai {report.openai:,} · "
         f"raw {report.raw:,}"
     )
-    share = report.window_share * 100
+    over = " — more than the window holds" if report.window_share > 1 else ""
     lines.append(
-        f"window: ~{share:.2g}% of a {report.window:,}-token window "
+        f"window: ~{share_text(report.window_share)} of a {report.window:,}-token window{over} "
         f"(claude total + instructions, {method}; shown, never graded)"
     )
     if report.breakdown:

@@ -43,3 +43,5 @@ LEDGER_MAX_DEPTH = 32
 LEDGER_MAX_ALIAS_NODES = 10_000
 #: How long a ``--toll-update`` waits for another run's lock on the ledger (seconds).
 LEDGER_LOCK_TIMEOUT = 60.0
+#: How far an estimate may read from the provider's own count before it is called out.
+NATIVE_TOLERANCE = 0.05

@@ -87,6 +87,8 @@ class Model:
     read: str | None = None
     note: str | None = None
     aliases: tuple[str, ...] = ()
+    #: False for a name neither the package nor the ledger knows (``Catalogue.resolve``).
+    catalogued: bool = True
 
     def prices_for(self, prompt_tokens: int) -> Prices:
         """The prices that apply to a request with this many prompt tokens (highest tier met)."""
@@ -126,19 +128,77 @@ class Model:
             data["read"] = self.read
         if self.note is not None:
             data["note"] = self.note
+        if not self.catalogued:
+            data["catalogued"] = False
         return data
+
+
+def share_text(fraction: float) -> str:
+    """A window share as a person reads it: ``0.012%``, ``4.3%``, ``250.0%`` (never ``2.5e+02%``).
+
+    Two significant digits below 1%, one decimal from 1% on, ``<0.001%`` for a sliver.
+    """
+    percent = 100 * fraction
+    if percent == 0:
+        return "0%"
+    if percent < 0.001:
+        return "<0.001%"
+    if percent < 1:
+        return f"{float(f'{percent:.2g}'):g}%"
+    return f"{percent:,.1f}%"
 
 
 class UnknownModel(UsageError):
     """A model name that is neither in the catalogue nor added in toll.yaml."""
 
 
+#: The provider of a model the catalogue does not know (its tools are shown OpenAI's way).
+UNKNOWN_PROVIDER = "unknown"
+PACKAGE_LAYER = "package"
+LEDGER_LAYER = "ledger"
+
+
+def how_to_add(name: str) -> str:
+    """The one sentence that tells a user how to give a model a window, prices and a scale."""
+    return (
+        f"to add {name}, put it under 'models:' in toll.yaml, e.g. models: {{{name}: "
+        "{provider: openai, window: 128000, prices: {input: 0.4, output: 1.6}}} "
+        "(`toll models` lists the catalogue; `toll calibrate` measures a scale)"
+    )
+
+
+def uncatalogued_model(name: str) -> Model:
+    """A model the catalogue lacks, measured like any other: o200k, scale 1.0 marked not
+    measured, no window and no prices (so ``cost_usd`` is absent), and a note on adding it."""
+    return Model(
+        name=name,
+        provider=UNKNOWN_PROVIDER,
+        scale=Scale(1.0, False, f"{name} is not in the catalogue; the o200k count is unscaled"),
+        note=f"{name} is not in the catalogue: no window, no prices; {how_to_add(name)}",
+        catalogued=False,
+    )
+
+
 @dataclass(frozen=True)
 class Catalogue:
-    """Models by name (and alias), and the named scale factors rows may refer to."""
+    """Models by name (and alias), and the named scale factors rows may refer to.
+
+    ``from_ledger`` names the rows a ledger's ``models:`` section added or changed.
+    """
 
     models: Mapping[str, Model]
     scales: Mapping[str, Scale] = field(default_factory=dict)
+    from_ledger: frozenset[str] = frozenset()
+    #: Where the ledger layer came from (``toll.yaml:12``), when there is one.
+    ledger_source: str | None = None
+
+    def layer_of(self, model: Model) -> str:
+        """Which layer answered for a row: the package's catalogue or the ledger."""
+        return LEDGER_LAYER if model.name in self.from_ledger else PACKAGE_LAYER
+
+    def resolve(self, name: str) -> Model:
+        """The row for ``name``, or an uncatalogued model measured with o200k, unscaled."""
+        return self.find(name) or uncatalogued_model(name)
 
     def find(self, name: str) -> Model | None:
         model = self.models.get(name)
@@ -351,13 +411,15 @@ def load_models(overrides: Mapping[str, Any] | None = None, source: str = USER_S
     if not overrides:
         return shipped
     models = dict(shipped.models)
+    touched: set[str] = set()
     for model_name, value in _mapping(overrides, f"{source}: models").items():
         where = f"{source}: models.{model_name}"
         base = shipped.find(str(model_name))
         # An alias overrides the row it names.
         name = base.name if base is not None else str(model_name)
         models[name] = _model(name, value, where, shipped.scales, base, source)
-    return Catalogue(models, shipped.scales)
+        touched.add(name)
+    return Catalogue(models, shipped.scales, frozenset(touched), source)
 
 
 def get_model(name: str, overrides: Mapping[str, Any] | None = None) -> Model:

@@ -43,6 +43,8 @@ class ToolsDiff:
     after: int
     changes: tuple[ToolChange, ...]
     unchanged: int
+    #: Differences in how the two reports were made (their ``method``), said beside the deltas.
+    notes: tuple[str, ...] = ()
 
     @property
     def delta(self) -> int:
@@ -70,6 +72,7 @@ class ToolsDiff:
             },
             "changes": [change.as_dict() for change in self.changes],
             "unchanged": self.unchanged,
+            "notes": list(self.notes),
         }
 
     def render(self) -> str:
@@ -87,6 +90,7 @@ class ToolsDiff:
                     f"({change.before:,} → {change.after:,})"
                 )
         lines.append(f"  {self.unchanged} tool(s) unchanged")
+        lines.extend(f"note: {note}" for note in self.notes)
         return "\n".join(lines)
 
 
@@ -165,4 +169,17 @@ def diff_tools_reports(
         after=_claude_total(after, after_name),
         changes=tuple(changes),
         unchanged=unchanged,
+        notes=_method_notes(before, after, before_name, after_name),
+    )
+
+
+def _method_notes(
+    before: Mapping[str, Any], after: Mapping[str, Any], before_name: str, after_name: str
+) -> tuple[str, ...]:
+    old, new = before.get("method"), after.get("method")
+    if old == new:
+        return ()
+    return (
+        f"counted differently ({old} in {before_name}, {new} in {after_name}): the deltas mix "
+        "methods",
     )

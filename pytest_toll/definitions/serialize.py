@@ -3,9 +3,10 @@
 - ``raw``: the tools array exactly as the source sent it, minified JSON — a neutral lower
   bound that depends on nothing but the source;
 - ``claude`` (the primary, graded metric): one line per tool,
-  ``{"description": …, "name": …, "parameters": <inputSchema>}`` (", " and ": " spacing, as
-  Claude's prompt shows tools) wrapped in ``<function>…</function>``, the lines joined by
-  ``\\n`` inside ``<functions>\\n…\\n</functions>``;
+  ``{"description": …, "name": …, "parameters": <inputSchema>}`` with ", " and ": " spacing
+  and keys sorted at every level (as a Claude-family prompt shows tools: ``"properties"``
+  before ``"required"`` before ``"type"``), wrapped in ``<function>…</function>``, the lines
+  joined by ``\\n`` inside ``<functions>\\n…\\n</functions>``;
 - ``openai``: ``[{"type":"function","function":{"name","description","parameters"}}]``.
 """
 
@@ -19,11 +20,9 @@ from pytest_toll.definitions.tools import Tool
 
 # Encoders built once: json.dumps builds a new one per call when given any option.
 _minified = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-# The claude line is spaced the way Claude's own prompt shows tools: ", " and ": ". Keys keep
-# the order the source sent. (Claude's prompt appears to sort them at every level; switching
-# to sort_keys=True moves counts by a few tokens per tool, so it waits for the pinned
-# ledgers — examples/demo among them — to be re-pinned in the same change.)
-claude_json = json.JSONEncoder(ensure_ascii=False).encode
+# The claude line is rendered the way a Claude-family prompt shows tools: ", " and ": "
+# spacing, keys sorted at every level (the source's key order does not survive).
+claude_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 # A string as JSON text, straight to the C routine both encoders above use for strings.
 _json_string: Callable[[str], str] = json.encoder.encode_basestring
 # Where each shape keeps a tool's input schema.

@@ -8,7 +8,7 @@ rows + framing == claude total exactly, whatever the tokenizer merges across a b
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
@@ -128,6 +128,8 @@ class ToolsReport:
     breakdown: tuple[Mapping[str, Any], ...] = ()
     #: How a server was read (transport, protocol version, pages); None for a file.
     server: Mapping[str, Any] | None = None
+    #: The tools weighed (not in the JSON report): what ``toll weigh --exact`` sends.
+    records: tuple[Tool, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def total(self) -> int:
@@ -245,4 +247,5 @@ def weigh(
         window=window,
         findings=tuple(worst_first(findings)),
         breakdown=breakdown,
+        records=tuple(tools),
     )

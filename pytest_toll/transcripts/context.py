@@ -7,14 +7,17 @@ provider reported, the model's window and, where the catalogue prices the model,
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.models import Model, find_model
-from pytest_toll.core.tokens import TOKENIZER_NAME
+from pytest_toll.core.models import Model, Scale, find_model
+from pytest_toll.core.tokens import TOKENIZER_NAME, scaled_method
 from pytest_toll.transcripts.counting import image_tokens, text_counter
 from pytest_toll.transcripts.readers import (
     BadLine,
@@ -29,6 +32,10 @@ from pytest_toll.transcripts.scan import select_files
 
 #: A share of the window at or above this is near the limit.
 NEAR_LIMIT = 0.8
+#: How many first lines ``session_cwd`` reads for a ``cwd``.
+_CWD_LINES = 50
+#: The user turn a reconstructed request opens with when its first text is the assistant's.
+OPENING_PROBE = "."
 
 CONTEXT_SLICES = ("tool_results", "tool_calls", "user_messages", "assistant_replies", "images")
 CONTEXT_NOTE = (
@@ -53,10 +60,19 @@ class ContextReport:
     window: int | None = None
     cost_usd: float | None = None
     priced: bool = False
+    #: The model's tokenizer scale (None for a model the catalogue lacks).
+    scale: Scale | None = None
 
     @property
     def counted(self) -> int:
         return sum(self.slices.values())
+
+    @property
+    def scaled(self) -> int | None:
+        """The counted slices scaled for the model's tokenizer; None when unscaled."""
+        if self.scale is None or self.scale.factor == 1.0:
+            return None
+        return math.ceil(self.counted * self.scale.factor)
 
     @property
     def gap(self) -> int:
@@ -94,16 +110,66 @@ class ContextReport:
             },
             "note": CONTEXT_NOTE,
         }
+        if self.scale is not None:
+            data["scale"] = self.scale.as_dict()
+        if self.scaled is not None and self.scale is not None:
+            data["scaled"] = {"tokens": self.scaled, "method": scaled_method(self.scale.factor)}
         if self.priced:
             data["cost_usd"] = self.cost_usd
         return data
 
 
-def find_session(roots: Sequence[Path], session: str | None) -> Path:
-    """The newest main-session transcript, or the one whose name or path matches ``session``."""
+def claude_project_folder(cwd: Path) -> str:
+    """The folder Claude Code keeps a directory's sessions in: every character that is not a
+    letter or digit becomes ``-`` (``/home/me/my.app`` -> ``-home-me-my-app``)."""
+    return re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+
+
+def session_cwd(path: Path) -> str | None:
+    """The directory a session ran in: a Claude Code line's ``cwd``, or the ``cwd`` of a
+    Codex rollout's ``session_meta``; None when its first lines do not say."""
+    try:
+        with path.open("rb") as lines:
+            for number, raw in enumerate(lines):
+                if number >= _CWD_LINES:
+                    break
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    continue
+                if not isinstance(line, dict):
+                    continue
+                payload = line.get("payload")
+                if line.get("type") == "session_meta" and isinstance(payload, dict):
+                    line = payload
+                if isinstance(line.get("cwd"), str):
+                    return str(line["cwd"])
+    except OSError:
+        return None
+    return None
+
+
+def _of_directory(path: Path, cwd: Path) -> bool:
+    if path.parent.name == claude_project_folder(cwd):
+        return True
+    found = session_cwd(path)
+    return found is not None and Path(found) == cwd
+
+
+def find_session(roots: Sequence[Path], session: str | None, cwd: Path | None = None) -> Path:
+    """The newest main-session transcript (of ``cwd`` when given: Claude Code's project folder
+    for it, or a session whose recorded ``cwd`` it is), or the one matching ``session``."""
     if session and Path(session).expanduser().is_file():
         return Path(session).expanduser()
     files = [(path, status) for path, status in select_files(roots) if not is_subagent_file(path)]
+    if cwd is not None and not session:
+        mine = [(path, status) for path, status in files if _of_directory(path, cwd)]
+        if files and not mine:
+            raise CouldNotJudge(
+                f"no session of {cwd} under {', '.join(map(str, roots))} "
+                "(--all takes the newest session of any directory)"
+            )
+        files = mine
     if session:
         files = [
             (path, status)
@@ -184,7 +250,43 @@ def context_of(path: Path, count: Callable[[str], int] | None = None) -> Context
         window=window,
         cost_usd=round(cost, 6) if priced and cost is not None and last is not None else None,
         priced=priced and last is not None,
+        scale=found.scale if found is not None else None,
     )
+
+
+def reconstructed_messages(path: Path) -> tuple[list[dict[str, str]], int]:
+    """The last turn's request as the transcript shows it since the last compaction:
+    user messages and tool results as ``user`` turns, assistant replies, thinking and tool
+    calls as ``assistant`` turns (consecutive texts of one role joined by a blank line), and
+    the o200k count of exactly those texts. Images are not sent (their slice is left out)."""
+    count = text_counter()
+    pieces: list[tuple[str, str]] = []
+    main: str | None = None
+    for record in read_records(path, with_text=True):
+        if isinstance(record, BadLine):
+            continue
+        if main is None and ":" not in record.session:
+            main = record.session
+        if record.session != main:
+            continue
+        if isinstance(record, BoundaryRecord):
+            pieces = []
+        elif isinstance(record, ResultRecord) and record.text:
+            pieces.append(("user", record.text))
+        elif isinstance(record, TextRecord) and record.text:
+            pieces.append(("user" if record.kind == "user" else "assistant", record.text))
+    messages: list[dict[str, str]] = []
+    for role, text in pieces:
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"] += "\n\n" + text
+        else:
+            messages.append({"role": role, "content": text})
+    if not messages:
+        raise CouldNotJudge(f"{path}: no conversation text to reconstruct a request from")
+    if messages[0]["role"] != "user":
+        # A request opens with a user turn; the probe is one token and is said to be there.
+        messages.insert(0, {"role": "user", "content": OPENING_PROBE})
+    return messages, sum(count(text) for _, text in pieces)
 
 
 def _find_model(name: str) -> Model | None:

@@ -50,7 +50,21 @@ class VersusReport:
 
     @property
     def ratio(self) -> float | None:
-        return round(self.second.tokens / self.first.tokens, 4) if self.first.tokens else None
+        """B's tokens over A's, to four significant digits (a tiny ratio keeps its digits)."""
+        if not self.first.tokens:
+            return None
+        return float(f"{self.second.tokens / self.first.tokens:.4g}")
+
+    def ratio_text(self) -> str:
+        """The ratio as a person reads it; never "0.00×" for a B that is small but not empty."""
+        if not self.first.tokens:
+            return "A prints nothing" if self.second.tokens else "both print nothing"
+        if self.second.tokens == 0:
+            return "B prints nothing"
+        ratio = self.second.tokens / self.first.tokens
+        if ratio < 0.01:
+            return f"A is {self.first.tokens / self.second.tokens:,.0f}× B"
+        return f"B is {ratio:,.2f}× A"
 
     def as_dict(self) -> dict[str, Any]:
         return {

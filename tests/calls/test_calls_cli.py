@@ -148,9 +148,6 @@ def test_measure_a_stdio_server(tmp_path: Path) -> None:
 
 def test_measure_errors_are_exit_2(tmp_path: Path) -> None:
     write(tmp_path)
-    unknown = toll("measure", "--model", "gpt-0", cwd=tmp_path)
-    assert unknown.returncode == 2
-    assert unknown.stderr.startswith("toll: error: unknown model 'gpt-0'")
     missing = toll("measure", "--model", "gpt-6.2-sol", "--messages", "nope.json", cwd=tmp_path)
     assert (missing.returncode, missing.stderr) == (2, "toll: error: nope.json: no such file\n")
     (tmp_path / "bad.json").write_text('[{"role": "robot"}]', encoding="utf-8")
@@ -242,11 +239,11 @@ def test_server_instructions_count_in_system_and_deferred_comparison(tmp_path: P
 
     alone = deferred_tools("gpt-6.2-sol", TOOLS, core=[])
     line = render_deferred(alone)
-    assert line.startswith("deferred tools (o200k): all 1 tools advertised: ")
+    assert line.startswith(f"deferred tools: all 1 tools advertised: {alone.eager.tokens} o200k;")
     assert alone.saved_usd is not None and alone.saved < 0
     assert line.endswith(
-        f"deferring costs {-alone.saved:,} more tokens (${-alone.saved_usd:,.6f}) per request, "
-        "before any tool is loaded"
+        f"deferring costs {-alone.saved:,} o200k more tokens, ${-alone.saved_usd:,.6f} per "
+        "request, before any tool is loaded"
     )
 
 

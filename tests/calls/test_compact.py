@@ -122,3 +122,8 @@ def test_compaction_of_untrusted_schemas(schema: dict[str, Any]) -> None:
     assert schema == original
     json.dumps(compacted)
     assert compact_schema(compacted) == compacted
+
+
+def test_a_definition_that_is_not_an_object_is_kept_not_inlined() -> None:
+    schema = {"properties": {"p": {"$ref": "#/$defs/a"}}, "$defs": {"a": "not a schema"}}
+    assert compact_schema(schema) == schema

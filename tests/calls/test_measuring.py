@@ -159,9 +159,23 @@ def test_exact_for_another_provider_is_an_estimate_with_a_reason() -> None:
     }
 
 
-def test_unknown_model_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="unknown model 'gpt-0'"):
-        measure("gpt-0")
+def test_a_model_the_catalogue_lacks_is_measured_unscaled_and_unpriced() -> None:
+    messages = [{"role": "user", "content": "Show me setup.py"}]
+    result = measure("my-local-llm", "You are careful.", messages)
+    known = measure("gpt-6.2-sol", "You are careful.", messages)
+    assert result.total.tokens == known.total.tokens  # the same o200k count
+    assert (result.provider, result.method, result.window) == ("unknown", "o200k", None)
+    assert result.scale.factor == 1.0 and not result.scale.measured
+    data = result.as_dict()
+    assert data["scale"]["measured"] is False
+    assert "cost_usd" not in data["total"]
+    assert all("cost_usd" not in part for part in data["parts"].values())
+    assert data["notes"] == [
+        "my-local-llm is not in the catalogue: no window, no prices; to add my-local-llm, put "
+        "it under 'models:' in toll.yaml, e.g. models: {my-local-llm: {provider: openai, "
+        "window: 128000, prices: {input: 0.4, output: 1.6}}} (`toll models` lists the "
+        "catalogue; `toll calibrate` measures a scale)"
+    ]
 
 
 @settings(max_examples=60, deadline=None)

@@ -48,6 +48,7 @@ def test_diff_tools_reports_sorted_by_size_of_change() -> None:
             {"name": "d", "change": "removed", "before": 10, "after": 0, "delta": -10},
         ],
         "unchanged": 1,
+        "notes": [],
     }
     assert diff.render() == (
         "tools total (claude, o200k_base): 1,000 → 1,150 (+150 tok, +15.0%)\n"

@@ -27,14 +27,17 @@ def test_the_three_serializations_golden() -> None:
         '"properties":{"path":{"type":"string","description":"File path"}},"required":["path"]},'
         '"annotations":{"readOnlyHint":true}},{"name":"ping"}]'
     )
+    # Keys sorted at every level, ", " / ": " spacing (checked by hand against the <functions>
+    # block a Claude-family prompt shows): "properties" < "required" < "type", and inside a
+    # property "description" < "type".
     assert claude_line(tools[0]) == (
-        '{"description": "Read a file.", "name": "read_file", "parameters": {"type": "object", '
-        '"properties": {"path": {"type": "string", "description": "File path"}}, '
-        '"required": ["path"]}}'
+        '{"description": "Read a file.", "name": "read_file", "parameters": {"properties": '
+        '{"path": {"description": "File path", "type": "string"}}, "required": ["path"], '
+        '"type": "object"}}'
     )
     # No description: no key. No schema: the empty object schema.
     assert claude_line(tools[1]) == (
-        '{"name": "ping", "parameters": {"type": "object", "properties": {}}}'
+        '{"name": "ping", "parameters": {"properties": {}, "type": "object"}}'
     )
     assert serialize_claude(tools) == (
         "<functions>\n<function>"
@@ -67,7 +70,7 @@ def test_claude_line_is_the_json_of_its_three_keys(tool: Tool) -> None:
         expected["description"] = tool.description
     expected["name"] = tool.name
     expected["parameters"] = tool.parameters
-    assert claude_line(tool) == json.dumps(expected, ensure_ascii=False)
+    assert claude_line(tool) == json.dumps(expected, ensure_ascii=False, sort_keys=True)
 
 
 _element = st.fixed_dictionaries(
@@ -88,9 +91,41 @@ def test_weigh_assembles_raw_and_openai_exactly(items: list[Any]) -> None:
     assert raw_and_openai(tools) == (serialize_raw(tools), serialize_openai(tools))
 
 
-def test_schemas_keep_the_key_order_the_source_sent() -> None:
+def test_the_claude_line_sorts_keys_whatever_order_the_source_sent() -> None:
     one, _ = normalize_tools([{"name": "a", "inputSchema": {"type": "object", "required": []}}])
     two, _ = normalize_tools([{"inputSchema": {"required": [], "type": "object"}, "name": "a"}])
-    assert claude_line(one[0]) == '{"name": "a", "parameters": {"type": "object", "required": []}}'
-    assert claude_line(two[0]) == '{"name": "a", "parameters": {"required": [], "type": "object"}}'
+    assert claude_line(one[0]) == '{"name": "a", "parameters": {"required": [], "type": "object"}}'
+    assert claude_line(two[0]) == claude_line(one[0])
+    # raw keeps the source's order: it is the neutral "as sent" text.
     assert serialize_raw(two) == '[{"inputSchema":{"required":[],"type":"object"},"name":"a"}]'
+    assert serialize_raw(one) == '[{"name":"a","inputSchema":{"type":"object","required":[]}}]'
+
+
+def test_the_claude_line_golden_nested() -> None:
+    """A nested schema, written out by hand: every level sorted, arrays keep their order."""
+    tools, _ = normalize_tools(
+        [
+            {
+                "name": "create_note",
+                "description": "Create a note.",
+                "inputSchema": {
+                    "type": "object",
+                    "required": ["title", "tags"],
+                    "properties": {
+                        "title": {"type": "string", "maxLength": 80},
+                        "tags": {
+                            "type": "array",
+                            "items": {"type": "string", "enum": ["work", "home"]},
+                        },
+                    },
+                    "additionalProperties": False,
+                },
+            }
+        ]
+    )
+    assert claude_line(tools[0]) == (
+        '{"description": "Create a note.", "name": "create_note", "parameters": '
+        '{"additionalProperties": false, "properties": {"tags": {"items": {"enum": ["work", '
+        '"home"], "type": "string"}, "type": "array"}, "title": {"maxLength": 80, "type": '
+        '"string"}}, "required": ["title", "tags"], "type": "object"}}'
+    )

@@ -179,8 +179,8 @@ def test_toll_weigh_json_is_the_report(tmp_path: Path, capsys: pytest.CaptureFix
             "output_schema_tokens": 0,
         }
     ]
-    assert data["totals"] == {"raw": 68, "claude": 79, "openai": 65}
-    assert data["framing"] == 10
+    assert data["totals"] == {"raw": 68, "claude": 80, "openai": 65}
+    assert data["framing"] == 11
 
 
 def test_toll_weigh_human_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -195,9 +195,9 @@ def test_toll_weigh_human_table(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert lines[3] == "tokens   descr  schema  output  tool  (o200k tokens)"
     assert lines[4].split() == ["69", "29", "26", "-", "read_file"]
     assert lines[5].split() == ["36", "0", "26", "-", "list_dir"]
-    assert lines[6].split()[0] == "14"
-    assert lines[8] == "   119  total, claude serialization (o200k)"
-    assert "totals (o200k): claude 119 · openai 97 · raw 103" in lines
+    assert lines[6].split()[0] == "16"
+    assert lines[8] == "   121  total, claude serialization (o200k)"
+    assert "totals (o200k): claude 121 · openai 97 · raw 103" in lines
     assert (
         "window: ~0.012% of a 1,000,000-token window (claude total + instructions, o200k; "
         "shown, never graded)"

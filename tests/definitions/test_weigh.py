@@ -42,48 +42,48 @@ def test_weigh_exact_counts(reference_o200k: Any) -> None:
         "tools": [
             {
                 "name": "read_file",
-                "tokens": 51,
+                "tokens": 50,
                 "description_tokens": 4,
-                "schema_tokens": 33,
+                "schema_tokens": 32,
                 "output_schema_tokens": 0,
             },
             {
                 "name": "ping",
-                "tokens": 21,
+                "tokens": 19,
                 "description_tokens": 0,
-                "schema_tokens": 11,
+                "schema_tokens": 10,
                 "output_schema_tokens": 0,
             },
         ],
-        "framing": 14,
+        "framing": 16,
         "instructions": 6,
-        "totals": {"raw": 53, "claude": 86, "openai": 67},
-        "window": {"size": 1_000_000, "share": 9.2e-05},
+        "totals": {"raw": 53, "claude": 85, "openai": 67},
+        "window": {"size": 1_000_000, "share": 9.1e-05},
         "findings": [],
         "breakdown": [
             {
                 "tool": "read_file",
-                "tokens": 51,
+                "tokens": 50,
                 "parts": {
                     "description": 4,
                     "parameter_descriptions": 4,
                     "enums": 0,
                     "titles": 0,
                     "defs": 0,
-                    "structure": 43,
+                    "structure": 42,
                 },
                 "largest": "structure",
             },
             {
                 "tool": "ping",
-                "tokens": 21,
+                "tokens": 19,
                 "parts": {
                     "description": 0,
                     "parameter_descriptions": 0,
                     "enums": 0,
                     "titles": 0,
                     "defs": 0,
-                    "structure": 21,
+                    "structure": 19,
                 },
                 "largest": "structure",
             },
@@ -99,7 +99,7 @@ def test_weigh_counts_output_schema_and_empty_list() -> None:
         [{"name": "t", "description": "d", "outputSchema": {"type": "object"}}]
     )
     row = weigh(tools).tools[0]
-    assert (row.tokens, row.schema_tokens, row.output_schema_tokens) == (27, 11, 6)
+    assert (row.tokens, row.schema_tokens, row.output_schema_tokens) == (25, 10, 6)
     empty = weigh([])
     assert empty.tools == ()
     assert empty.framing == empty.claude > 0

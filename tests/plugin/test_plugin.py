@@ -78,7 +78,7 @@ def summary(result: pytest.RunResult) -> list[str]:
 
 
 SEEDED = LEDGER + (
-    "    pin: 119\n"
+    "    pin: 121\n"
     "    tools:\n"
     "      read_file: 57\n"
     "      write_file: 48\n"
@@ -93,15 +93,15 @@ def test_seed_regress_improve_ratchet(project: pytest.Pytester) -> None:
     seeded.assert_outcomes(passed=3)
     assert summary(seeded) == [
         "     entry                              measured  pin  budget  change  method",
-        "new  servers::files                          119    -   4,000       -  o200k",
+        "new  servers::files                          121    -   4,000       -  o200k",
         "new  tests::test_agent.py::test_prompt         6    -     100       -  o200k",
         "servers::files: E122 warn write_file: description misses 4 of 4: length 40–600 chars "
         "(is 21); when to use it; what its parameters mean; what it returns",
-        "fixed cost per request (server definitions + skill metadata): 119 tok (o200k), "
+        "fixed cost per request (server definitions + skill metadata): 121 tok (o200k), "
         "~0.01% of a 1,000,000 window",
         "0 passed, 0 improved, 0 regressed, 0 over budget, 0 errors, 2 new, 0 stale",
         "ledger updated: toll.yaml",
-        "  servers::files: new pin 119",
+        "  servers::files: new pin 121",
         "  tests::test_agent.py::test_prompt: new pin 6",
     ]
     assert ledger.read_text() == SEEDED
@@ -120,9 +120,9 @@ def test_seed_regress_improve_ratchet(project: pytest.Pytester) -> None:
     regressed.stdout.fnmatch_lines(
         [
             "*_ servers::files _*",
-            "servers::files: regressed by 8 tok against the pin 119",
+            "servers::files: regressed by 8 tok against the pin 121",
             "  measured  pin  budget  delta  method",
-            "       127  119   4,000     +8  o200k",
+            "       129  121   4,000     +8  o200k",
             "  biggest changes:",
             "    part        measured  pin  delta",
             "    write_file        56   48     +8",
@@ -141,7 +141,7 @@ def test_seed_regress_improve_ratchet(project: pytest.Pytester) -> None:
     lines = summary(improved)
     assert (
         lines[1]
-        == "improved  servers::files                          116  119   4,000      -3  o200k"
+        == "improved  servers::files                          118  121   4,000      -3  o200k"
     )
     assert lines[-1] == "improved by 3 tok — ratchet with --toll-update"
     assert ledger.read_text() == SEEDED
@@ -151,9 +151,9 @@ def test_seed_regress_improve_ratchet(project: pytest.Pytester) -> None:
     ratcheted.assert_outcomes(passed=3)
     assert summary(ratcheted)[-2:] == [
         "ledger updated: toll.yaml",
-        "  servers::files: pin 119 → 116",
+        "  servers::files: pin 121 → 118",
     ]
-    assert ledger.read_text() == SEEDED.replace("pin: 119", "pin: 116").replace(
+    assert ledger.read_text() == SEEDED.replace("pin: 121", "pin: 118").replace(
         "write_file: 48", "write_file: 45"
     )
 
@@ -163,9 +163,9 @@ def test_allow_increase_raises_the_pin(project: pytest.Pytester) -> None:
     write_tools(project, "Write text to a file, replacing the old content completely and forever.")
     raised = run(project, "--toll", "--toll-update", "--toll-allow-increase")
     raised.assert_outcomes(passed=3)
-    raised.stdout.fnmatch_lines(["REGRESSED  servers::files *127  119   4,000      +8  o200k"])
+    raised.stdout.fnmatch_lines(["REGRESSED  servers::files *129  121   4,000      +8  o200k"])
     text = (project.path / "toll.yaml").read_text()
-    assert "    pin: 127\n" in text
+    assert "    pin: 129\n" in text
     assert "      write_file: 56\n" in text
     usage = run(project, "--toll", "--toll-allow-increase")
     assert usage.ret == pytest.ExitCode.USAGE_ERROR
@@ -182,10 +182,10 @@ def test_json_report_matches_its_schema(project: pytest.Pytester) -> None:
         "name": "files",
         "nodeid": "toll.yaml::servers::files",
         "line": 4,
-        "measured": 119,
+        "measured": 121,
         "pin": None,
     }
-    assert entry["ratchet"] == {"from": None, "to": 119}
+    assert entry["ratchet"] == {"from": None, "to": 121}
     assert entry["parts"] == [
         {"name": "read_file", "measured": 57, "pin": None, "delta": None},
         {"name": "write_file", "measured": 48, "pin": None, "delta": None},
@@ -410,9 +410,9 @@ def test_bad_settings_name_their_source(project: pytest.Pytester) -> None:
     (project.path / "toll.yaml").write_text(LEDGER + "window: 1000\n")
     project.makeini("[pytest]\ntoll_window = 2000\n")
     wins = run(project, "--toll", "--toll-window", "4000")
-    wins.stdout.fnmatch_lines(["*: 119 tok (o200k), ~3.0% of a 4,000 window"])
+    wins.stdout.fnmatch_lines(["*: 121 tok (o200k), ~3.0% of a 4,000 window"])
     ini_wins = run(project, "--toll")
-    ini_wins.stdout.fnmatch_lines(["*: 119 tok (o200k), ~*% of a 2,000 window"])
+    ini_wins.stdout.fnmatch_lines(["*: 121 tok (o200k), ~*% of a 2,000 window"])
 
 
 def test_xdist_matches_serial(pytester: pytest.Pytester, tmp_path: Path) -> None:

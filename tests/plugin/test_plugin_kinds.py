@@ -184,6 +184,21 @@ def test_toll_call_uses_the_models_the_ledger_adds(pytester: pytest.Pytester) ->
     broken.stderr.fnmatch_lines([f"*{pytester.path / 'toll.yaml'}:1: models.house-model*"])
 
 
+def test_toll_call_measures_a_model_nobody_catalogued(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_call="""
+        def test_call(toll):
+            report = toll.call("my-local-llm", messages=[{"role": "user", "content": "hi"}])
+            assert (report.provider, report.window, report.total.cost_usd) == ("unknown", None, None)
+            assert not report.scale.measured and report.scale.factor == 1.0
+            assert "cost_usd" not in report.as_dict()["total"]
+            assert report.notes[0].startswith("my-local-llm is not in the catalogue")
+            assert toll.total == report.total.tokens
+        """
+    )
+    run(pytester, "--toll").assert_outcomes(passed=1)
+
+
 def test_a_call_is_pinned_part_by_part_and_gated_on_its_total(pytester: pytest.Pytester) -> None:
     system = "You answer questions about the user's notes. Be brief."
     messages = [{"role": "user", "content": "What did I write about the release?"}]

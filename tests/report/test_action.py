@@ -269,15 +269,15 @@ def test_the_action_gates_the_demo_for_real(tmp_path: Path) -> None:
     out = results[0].stdout
     assert "::error" not in out and "::warning" not in out
     assert "0 improved, 0 regressed, 0 over budget, 0 errors" in out
-    assert re.search(r"ok\s+servers::notes\s+492\s+492\s+800\s+0\s+o200k", out), out
+    assert re.search(r"ok\s+servers::notes\s+488\s+488\s+800\s+0\s+o200k", out), out
     markdown = summary.read_text(encoding="utf-8")
     assert markdown.startswith("## pytest-toll: context cost\n\n✅ **Gate passed** · ")
-    assert "| ✅ ok | servers::notes | 492 | 492 | 800 | 0 | o200k |\n" in markdown
+    assert "| ✅ ok | servers::notes | 488 | 488 | 800 | 0 | o200k |\n" in markdown
     assert (reports / "toll.md").read_text(encoding="utf-8") == markdown
-    assert "577 tok (o200k)" in (reports / "badge.svg").read_text(encoding="utf-8")
+    assert "573 tok (o200k)" in (reports / "badge.svg").read_text(encoding="utf-8")
     assert (reports / "badge.json").read_text(encoding="utf-8") == (
         '{\n  "schemaVersion": 1,\n  "label": "context cost",\n'
-        '  "message": "577 tok (o200k)",\n  "color": "brightgreen"\n}\n'
+        '  "message": "573 tok (o200k)",\n  "color": "brightgreen"\n}\n'
     )
     sarif = json.loads((reports / "toll.sarif").read_text(encoding="utf-8"))
     assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"] == []

@@ -37,3 +37,17 @@ def test_versus_refuses_a_failing_command(capsys: pytest.CaptureFixture[str]) ->
     assert data["a"]["exit_code"] == 3 and data["a"]["tokens"] == count("oops\n")
     assert cli.main(["versus", "no-such-command-xyz", "true"]) == 2
     assert "command not found" in capsys.readouterr().err
+
+
+def test_versus_never_prints_a_zero_ratio(capsys: pytest.CaptureFixture[str]) -> None:
+    long, short = _python("print('word ' * 2000)"), _python("print('w')")
+    assert cli.main(["versus", long, short]) == 0
+    report = versus(long, short)
+    assert report.ratio is not None and 0 < report.ratio < 0.005  # four significant digits
+    verdict = capsys.readouterr().out.splitlines()[-1]
+    times = report.first.tokens / report.second.tokens
+    assert f"(A is {times:,.0f}× B)" in verdict and "0.00×" not in verdict
+    assert cli.main(["versus", long, _python("pass")]) == 0
+    assert "(B prints nothing)" in capsys.readouterr().out
+    assert cli.main(["versus", short, long]) == 0
+    assert f"(B is {report.first.tokens / report.second.tokens:,.2f}× A)" in capsys.readouterr().out
