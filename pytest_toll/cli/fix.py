@@ -13,9 +13,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_toll.cli import EXIT_OK, fail
-from pytest_toll.cli.options import key_value_pairs
-from pytest_toll.core.errors import UsageError
+from pytest_toll.cli import EXIT_OK
+from pytest_toll.cli.options import add_json_option, add_tools_source_options, tools_source
 from pytest_toll.definitions.fix import fix_source, write_fixed
 
 if TYPE_CHECKING:
@@ -23,63 +22,19 @@ if TYPE_CHECKING:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_argument_group("source (exactly one)")
-    source.add_argument("--url", help="a streamable-HTTP MCP endpoint")
-    source.add_argument(
-        "--tools", type=Path, metavar="FILE", help="a JSON or YAML tools array or tools/list result"
-    )
-    source.add_argument(
-        "command",
-        nargs=argparse.REMAINDER,
-        metavar="-- COMMAND ARGS",
-        help="a stdio MCP server, started without a shell",
-    )
-    parser.add_argument("--json", action="store_true", help="print the JSON report")
+    add_tools_source_options(parser)
+    add_json_option(parser, "the JSON report")
     parser.add_argument(
         "--write",
         type=Path,
         metavar="OUT",
         help="write the tools with every safe edit applied (JSON, in the source's shape)",
     )
-    parser.add_argument(
-        "--timeout", type=float, default=30.0, metavar="S", help="seconds (default 30)"
-    )
-    parser.add_argument(
-        "--env", action="append", default=[], metavar="K=V", help="server environment variable"
-    )
-    parser.add_argument("--cwd", type=Path, metavar="DIR", help="the server's working directory")
-    parser.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="K=V",
-        help="HTTP header (values may use ${ENV_VAR}; never printed)",
-    )
 
 
 def run(args: argparse.Namespace) -> int:
 
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
-    try:
-        env = key_value_pairs(args.env, "--env")
-        headers = key_value_pairs(args.header, "--header")
-    except ValueError as error:
-        return fail(str(error))
-    if env and not command:
-        raise UsageError("--env applies to a stdio server (-- COMMAND)")
-    if headers and not args.url:
-        raise UsageError("--header applies to --url")
-    report = fix_source(
-        command=command or None,
-        url=args.url,
-        tools_file=args.tools,
-        env=env or None,
-        cwd=args.cwd,
-        headers=headers or None,
-        timeout=args.timeout,
-    )
+    report = fix_source(**tools_source(args))
     if args.write is not None:
         write_fixed(report, args.write)
     if args.json:

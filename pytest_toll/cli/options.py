@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
+from pytest_toll.core.errors import UsageError
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, DEFAULT_WINDOW
 
 
@@ -74,3 +77,62 @@ def key_value_pairs(values: Sequence[str], flag: str) -> dict[str, str]:
             )
         pairs[key] = rest
     return pairs
+
+
+def add_tools_source_options(parser: argparse.ArgumentParser) -> None:
+    """Where a tool list comes from (exactly one of a stdio server, a URL, a file) and how
+    its server is reached: ``toll weigh`` and ``toll fix`` read the same sources."""
+    source = parser.add_argument_group("source (exactly one)")
+    source.add_argument("--url", help="a streamable-HTTP MCP endpoint")
+    source.add_argument(
+        "--tools", type=Path, metavar="FILE", help="a JSON or YAML tools array or tools/list result"
+    )
+    source.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND ARGS",
+        help="a stdio MCP server, started without a shell",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"seconds (default {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="K=V", help="server environment variable"
+    )
+    parser.add_argument("--cwd", type=Path, metavar="DIR", help="the server's working directory")
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="HTTP header (values may use ${ENV_VAR}; never printed)",
+    )
+
+
+def tools_source(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``weigh_source``/``fix_source`` from the options above."""
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    try:
+        env = key_value_pairs(args.env, "--env")
+        headers = key_value_pairs(args.header, "--header")
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if env and not command:
+        raise UsageError("--env applies to a stdio server (-- COMMAND)")
+    if headers and not args.url:
+        raise UsageError("--header applies to --url")
+    return {
+        "command": command or None,
+        "url": args.url,
+        "tools_file": args.tools,
+        "env": env or None,
+        "cwd": args.cwd,
+        "headers": headers or None,
+        "timeout": args.timeout,
+    }

@@ -13,7 +13,6 @@ import argparse
 import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pytest_toll.calls.anthropic import CountTokensClient
@@ -21,7 +20,13 @@ from pytest_toll.calls.native import PROBE_MESSAGE, NativeComparison, ToolsDelta
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 from pytest_toll.cli._html import add_html_option, write_page
 from pytest_toll.cli._ledger import add_ledger_option, catalogue_of
-from pytest_toll.cli.options import add_json_option, add_window_option, key_value_pairs
+from pytest_toll.cli.options import (
+    add_json_option,
+    add_tools_source_options,
+    add_window_option,
+    key_value_pairs,
+    tools_source,
+)
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import RuleSettings, has_errors
 from pytest_toll.core.models import Scale, share_text
@@ -33,17 +38,7 @@ from pytest_toll.report.html import render_page
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_argument_group("source (exactly one)")
-    source.add_argument("--url", help="a streamable-HTTP MCP endpoint")
-    source.add_argument(
-        "--tools", type=Path, metavar="FILE", help="a JSON or YAML tools array or tools/list result"
-    )
-    source.add_argument(
-        "command",
-        nargs=argparse.REMAINDER,
-        metavar="-- COMMAND ARGS",
-        help="a stdio MCP server, started without a shell",
-    )
+    add_tools_source_options(parser)
     add_json_option(parser, "the JSON report")
     add_html_option(parser)
     add_window_option(parser)
@@ -51,20 +46,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--check-order",
         action="store_true",
         help="list the tools on two fresh connections and compare the order (E112)",
-    )
-    parser.add_argument(
-        "--timeout", type=float, default=30.0, metavar="S", help="seconds (default 30)"
-    )
-    parser.add_argument(
-        "--env", action="append", default=[], metavar="K=V", help="server environment variable"
-    )
-    parser.add_argument("--cwd", type=Path, metavar="DIR", help="the server's working directory")
-    parser.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="K=V",
-        help="HTTP header (values may use ${ENV_VAR}; never printed)",
     )
     parser.add_argument(
         "--rule",
@@ -107,12 +88,8 @@ def _number(value: str, name: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
+    source = tools_source(args)
     try:
-        env = key_value_pairs(args.env, "--env")
-        headers = key_value_pairs(args.header, "--header")
         severities = key_value_pairs(args.rule, "--rule")
         limits = {
             name: _number(value, name)
@@ -134,18 +111,8 @@ def run(args: argparse.Namespace) -> int:
             "--exact asks Anthropic's count_tokens: name an Anthropic model with --model"
             + ("" if model is None else f" ({args.model} is a model of {model.provider})")
         )
-    if env and not command:
-        raise UsageError("--env applies to a stdio server (-- COMMAND)")
-    if headers and not args.url:
-        raise UsageError("--header applies to --url")
     report = weigh_source(
-        command=command or None,
-        url=args.url,
-        tools_file=args.tools,
-        env=env or None,
-        cwd=args.cwd,
-        headers=headers or None,
-        timeout=args.timeout,
+        **source,
         check_order=args.check_order,
         window=args.window,
         settings=settings,

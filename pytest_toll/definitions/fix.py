@@ -22,7 +22,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import DEFAULT_TIMEOUT
 from pytest_toll.core.tokens import O200K, TOKENIZER_NAME, encoding
 from pytest_toll.definitions.fix_edits import (
@@ -34,10 +34,8 @@ from pytest_toll.definitions.fix_edits import (
     rebuild,
     walk,
 )
-from pytest_toll.definitions.mcp.http import list_http
-from pytest_toll.definitions.mcp.stdio import list_stdio
 from pytest_toll.definitions.serialize import claude_line
-from pytest_toll.definitions.source import expand_headers
+from pytest_toll.definitions.source import list_server, require_one_source
 from pytest_toll.definitions.tools import (
     EMPTY_SCHEMA,
     SHAPE_MCP_RESULT,
@@ -339,22 +337,11 @@ def read_source(
 ) -> tuple[list[Tool], str, str]:
     """The tools of exactly one source, their shape and a name for it (as ``weigh_source``
     reads them, without weighing)."""
-    given = [
-        name for name, value in (("command", command), ("url", url), ("tools", tools_file)) if value
-    ]
-    if len(given) != 1:
-        raise UsageError(
-            "give exactly one source of tools: a command, a url or a tools file"
-            + (f" (got {' and '.join(given)})" if given else "")
-        )
+    require_one_source(command, url, tools_file)
     if tools_file is not None:
         tools, shape = load_tools_file(tools_file)
         return tools, shape, str(tools_file)
-    if command is not None:
-        listing = list_stdio(command, env=env, cwd=cwd, timeout=timeout)
-    else:
-        assert url is not None
-        listing = list_http(url, headers=expand_headers(headers), timeout=timeout)
+    listing = list_server(command, url, env=env, cwd=cwd, headers=headers, timeout=timeout)
     tools, _ = normalize_tools(list(listing.tools), source=f"{listing.target}: tools/list")
     return tools, SHAPE_MCP_RESULT, listing.target
 

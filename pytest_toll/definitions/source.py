@@ -72,6 +72,36 @@ def _argv(command: Sequence[object]) -> list[str]:
     return [str(arg) for arg in command]
 
 
+def require_one_source(command: object, url: object, tools_file: object) -> None:
+    """A usage error unless exactly one of a command, a url and a tools file is given."""
+    given = [
+        name for name, value in (("command", command), ("url", url), ("tools", tools_file)) if value
+    ]
+    if len(given) != 1:
+        raise UsageError(
+            "give exactly one source of tools: a command, a url or a tools file"
+            + (f" (got {' and '.join(given)})" if given else "")
+        )
+
+
+def list_server(
+    command: Sequence[object] | None,
+    url: str | None,
+    *,
+    env: Mapping[str, object] | None = None,
+    cwd: Path | None = None,
+    headers: Mapping[str, object] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Listing:
+    """One ``tools/list`` of a stdio server (``command``, an argv) or an HTTP one (``url``),
+    its env and headers checked (headers' ``${VAR}`` expanded and kept secret)."""
+    if command is not None:
+        return list_stdio(_argv(command), env=_strings(env, "env"), cwd=cwd, timeout=timeout)
+    if url is None:
+        raise UsageError("a server needs a command or a url")
+    return list_http(url, headers=expand_headers(_strings(headers, "headers")), timeout=timeout)
+
+
 def weigh_source(
     *,
     command: list[str] | None = None,
@@ -90,14 +120,7 @@ def weigh_source(
     Raises ``CouldNotJudge`` for every fault (server down, timeout, bad file) and
     ``UsageError`` for a request that makes no sense (no source, two sources).
     """
-    given = [
-        name for name, value in (("command", command), ("url", url), ("tools", tools_file)) if value
-    ]
-    if len(given) != 1:
-        raise UsageError(
-            "give exactly one source of tools: a command, a url or a tools file"
-            + (f" (got {' and '.join(given)})" if given else "")
-        )
+    require_one_source(command, url, tools_file)
     if check_order and tools_file is not None:
         raise UsageError("--check-order needs a server (a command or a url), not a file")
     if window <= 0:
@@ -115,10 +138,7 @@ def weigh_source(
     else:
 
         def listing() -> Listing:
-            if argv is not None:
-                return list_stdio(argv, env=env, cwd=cwd, timeout=timeout)
-            assert url is not None
-            return list_http(url, headers=expand_headers(headers), timeout=timeout)
+            return list_server(argv, url, env=env, cwd=cwd, headers=headers, timeout=timeout)
 
         first = listing()
         target = first.target

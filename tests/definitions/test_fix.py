@@ -268,7 +268,7 @@ def test_the_human_report(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert out.splitlines()[:5] == [
         f"toll fix: {TOOLS / 'zod_server.json'}",
-        "  claude total (o200k): 733 → 669 with every safe edit (-64 tok, -8.7%)",
+        "  claude total (o200k): 737 → 673 with every safe edit (-64 tok, -8.7%)",
         "",
         "saves  kind    edit  (o200k tokens, each on its own)",
         "   16  safe    drop-annotations:create_issue",
