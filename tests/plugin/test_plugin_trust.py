@@ -308,6 +308,7 @@ def test_ini_options_are_typed(pytester: pytest.Pytester) -> None:
 # --- 5. `python` means this Python ------------------------------------------------------
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="the stand-in python is a shell script")
 @pytest.mark.parametrize("workers", WORKERS)
 def test_a_bare_python_command_runs_under_this_python(
     pytester: pytest.Pytester, workers: list[str], monkeypatch: pytest.MonkeyPatch
