@@ -47,7 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--toll",
         action="store_true",
         default=False,
-        help="measure and gate context-token costs against the toll.yaml ledger",
+        help="measure and gate context-token costs against the toll.yaml ledger "
+        "(every --toll-* option below turns it on too)",
     )
     group.addoption(
         "--toll-ledger", metavar="PATH", help="the ledger (default: toll.yaml at the rootdir)"
@@ -68,7 +69,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--toll-strict",
         action="store_const",
         const="true",
-        help="fail on stale ledger entries (in the ledger, not measured in a full run)",
+        help="fail on stale entries (a pinned test that no longer exists) and on unpinned ones",
     )
     group.addoption("--toll-json", metavar="PATH", help="write the versioned JSON report")
     group.addoption(
