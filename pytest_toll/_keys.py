@@ -7,7 +7,7 @@ run time: ``import pytest_toll.plugin`` must stay cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,8 +21,14 @@ BUDGET_KEY: pytest.StashKey[int | None] = pytest.StashKey()
 #: Set (True) only on a test marked ``toll(capture=True)``.
 CAPTURE_KEY: pytest.StashKey[bool] = pytest.StashKey()
 MARKER_ERROR_KEY: pytest.StashKey[str] = pytest.StashKey()
-#: The ``user_properties`` names: the judged result (a plain dict, how results reach the
-#: xdist controller) and a test's measured total (what JUnit XML shows).
+#: An item's judged result, as a plain dict; the report of its call phase carries it on to
+#: the controller (xdist serialises a report's extra attributes) as :data:`REPORT_ATTRIBUTE`.
+RESULT_KEY: pytest.StashKey[dict[str, Any]] = pytest.StashKey()
+REPORT_ATTRIBUTE = "toll_result"
+#: The ledger file's collector, when the ledger is collected (stale entries hang from it).
+LEDGER_FILE_KEY: pytest.StashKey[pytest.Collector] = pytest.StashKey()
+#: The ``user_properties`` names (what JUnit XML shows): a compact JSON summary of the
+#: judgement, and the measured total as a number.
 RESULT_PROPERTY = "toll"
 TOKENS_PROPERTY = "toll_tokens"
 #: One per captured request, in the order sent (what JUnit XML shows of each).

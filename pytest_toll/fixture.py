@@ -9,6 +9,7 @@ This module does not import pytest: the plugin wraps it.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,9 +102,10 @@ class Toll:
     def tools(self, tools_or_server: Any, *, name: str | None = None) -> ToolsReport:
         """Weigh tool definitions and record their claude total; returns the ToolsReport.
 
-        Accepts a tools array (MCP, OpenAI or Anthropic shape, or a ``tools/list`` result),
-        a path to such a file, or a server given as a mapping of ``weigh_source`` arguments
-        (``{"command": [...]}``, ``{"url": ...}``).
+        Accepts a tools array (MCP, OpenAI or Anthropic dicts, the mcp SDK's ``Tool``
+        models, or a ``tools/list`` result), a path to such a file, a server given as a
+        mapping of ``weigh_source`` arguments (``{"command": [...]}``, ``{"url": ...}``), or
+        an mcp SDK server object (``MCPServer``, FastMCP), listed in-process.
         """
         report = _weigh(tools_or_server, self.window)
         label = name or report.target or "tools"
@@ -177,10 +179,68 @@ def _weigh(tools_or_server: Any, window: int) -> ToolsReport:
     if isinstance(tools_or_server, str | Path):
         tools, shape = load_tools_file(tools_or_server)
         return weigh(tools, target=str(tools_or_server), source_shape=shape, window=window)
-    if isinstance(tools_or_server, Mapping | Sequence):
+    if isinstance(tools_or_server, Mapping):
         tools, shape = normalize_tools(tools_or_server)
         return weigh(tools, target="tools", source_shape=shape, window=window)
+    if isinstance(tools_or_server, Sequence):
+        tools, shape = normalize_tools([_plain(tool) for tool in tools_or_server])
+        return weigh(tools, target="tools", source_shape=shape, window=window)
+    if callable(getattr(tools_or_server, "list_tools", None)):
+        return _weigh_sdk_server(tools_or_server, window)
     raise CouldNotJudge(
-        "toll.tools() needs a tools array, a tools file path or a server mapping, "
-        f"not {type(tools_or_server).__name__}"
+        "toll.tools() needs a tools array (dicts or the mcp SDK's Tool models), a tools file "
+        f"path, a server mapping or an mcp SDK server, not {type(tools_or_server).__name__}"
     )
+
+
+def _plain(tool: Any) -> Any:
+    """A tool as its wire dict: a pydantic model (the mcp SDK's ``Tool``) is dumped by alias
+    (``inputSchema``), without unset fields, as the SDK itself sends it."""
+    dump = getattr(tool, "model_dump", None)
+    if callable(dump) and not isinstance(tool, Mapping):
+        return dump(mode="json", by_alias=True, exclude_none=True)
+    return tool
+
+
+def _weigh_sdk_server(server: Any, window: int) -> ToolsReport:
+    """The tools an in-process server object lists (the mcp SDK's ``MCPServer``, FastMCP):
+    its own ``list_tools()``, no subprocess and no transport. Duck-typed, so the mcp SDK is
+    never imported here."""
+    name = str(getattr(server, "name", "") or type(server).__name__)
+    try:
+        listed = _result_of(server.list_tools())
+    except Exception as error:
+        raise CouldNotJudge(
+            f"{name}: list_tools() failed: {type(error).__name__}: {error}"
+        ) from None
+    if not isinstance(listed, Sequence) or isinstance(listed, str | bytes):
+        raise CouldNotJudge(f"{name}: list_tools() returned {type(listed).__name__}, not a list")
+    tools, _ = normalize_tools([_plain(tool) for tool in listed], source=name)
+    instructions = getattr(server, "instructions", None)
+    return weigh(
+        tools,
+        instructions=instructions if isinstance(instructions, str) else None,
+        target=name,
+        source_shape="mcp",
+        window=window,
+    )
+
+
+def _result_of(value: Any) -> Any:
+    """``value``, or what it resolves to when it is a coroutine (an async ``list_tools``)."""
+    if not inspect.isawaitable(value):
+        return value
+    import asyncio
+
+    async def wait() -> Any:
+        return await value
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    # Called from inside an event loop (an async test): a loop of its own, in a thread.
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, wait()).result()

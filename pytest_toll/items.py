@@ -12,13 +12,17 @@ it captured (``toll(capture=True)``) travels on its result, one row per request.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_toll._keys import (
+    LEDGER_FILE_KEY,
     REQUEST_PROPERTY,
+    RESULT_KEY,
     RESULT_PROPERTY,
     STATE_KEY,
     TOKENS_PROPERTY,
@@ -30,7 +34,7 @@ from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.fixture import Toll
 from pytest_toll.gate.kinds import KINDS, TESTS_KIND, Kind
 from pytest_toll.gate.measurement import EntryMeasurement
-from pytest_toll.gate.ratchet import Policy, judge
+from pytest_toll.gate.ratchet import Policy, judge, stale_result
 from pytest_toll.report.markdown import request_line
 from pytest_toll.report.model import EntryResult
 from pytest_toll.report.terminal import failure_text
@@ -51,6 +55,7 @@ class LedgerFile(pytest.File):
         state = state_of(self.config)
         if state is None:
             return
+        self.config.stash[LEDGER_FILE_KEY] = self
         data = state.ledger.data
         for kind in KINDS.values():
             if kind.measure is None:
@@ -111,7 +116,7 @@ class LedgerItem(pytest.Item):
             policy=state.policy,
             error=error,
         )
-        self.user_properties.append((RESULT_PROPERTY, result.as_dict()))
+        record_result(self, result)
         if result.failed:
             raise EntryFailed(result)
 
@@ -150,7 +155,8 @@ def judge_test(
     if captured is not None and not captured.requests and not strict:
         item.warn(pytest.PytestWarning(f"{nodeid}: {NOTHING_CAPTURED}"))
     measured = meter is not None and bool(meter.records)
-    if measured and meter is not None:
+    if measured and meter is not None and state is None:
+        # Without --toll nothing is judged, but JUnit XML still shows what the test measured.
         item.user_properties.append((TOKENS_PROPERTY, meter.total))
     if (errored or not measured) and budget is None and not entry and not capture_error:
         # A failing or non-measuring test with no budget and no pin: nothing to judge.
@@ -186,7 +192,7 @@ def judge_test(
     if captured is not None:
         result.capture = captured.as_dict()
     if state is not None:
-        item.user_properties.append((RESULT_PROPERTY, result.as_dict()))
+        record_result(item, result)
     return result
 
 
@@ -209,3 +215,123 @@ def _capture_error(captured: CaptureReport | None, *, strict: bool) -> str:
     if not captured.requests and strict:
         return f"{NOTHING_CAPTURED}; --toll-strict fails it"
     return ""
+
+
+def record_result(item: pytest.Item, result: EntryResult) -> None:
+    """Keep ``result`` for the controller, and show its gist in JUnit XML's properties.
+
+    The whole result (findings, parts) travels on the call report (see the plugin's
+    ``pytest_runtest_makereport``); the properties hold a number and one compact JSON object.
+    """
+    item.stash[RESULT_KEY] = dict(result.as_dict())
+    if result.measured is not None:
+        item.user_properties.append((TOKENS_PROPERTY, result.measured))
+    gist = {
+        "outcome": result.outcome,
+        "failed": result.failed,
+        "measured": result.measured,
+        "pin": result.pin,
+        "budget": result.budget,
+        "method": result.method,
+    }
+    item.user_properties.append((RESULT_PROPERTY, json.dumps(gist, separators=(",", ":"))))
+
+
+# --- stale entries ----------------------------------------------------------------------
+
+
+class StaleSection(pytest.Collector):
+    """``toll.yaml::stale``: the parent of stale entries' items (made after collection)."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        return []
+
+
+class StaleItem(pytest.Item):
+    """A ``tests:`` entry whose test no longer exists, as an item of its own.
+
+    It fails under ``--toll-strict`` (and passes otherwise, with the entry listed as stale
+    in the summary), so ``-rA``, JUnit XML and every CI viewer count it with the tests.
+    """
+
+    def __init__(self, *, result: EntryResult, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.result = result
+
+    def runtest(self) -> None:
+        record_result(self, self.result)
+        if self.result.failed:
+            raise EntryFailed(self.result)
+
+    def repr_failure(
+        self,
+        excinfo: pytest.ExceptionInfo[BaseException],
+        style: Any = None,
+    ) -> str | Any:
+        if isinstance(excinfo.value, EntryFailed):
+            return failure_text(excinfo.value.result)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        line = self.result.line
+        return self.path, None if line is None else line - 1, f"stale {self.result.label}"
+
+
+def gone_tests(
+    ledger_tests: Iterable[str],
+    nodeids: set[str],
+    collected_files: set[str],
+    rootdir: Path,
+) -> list[str]:
+    """The ledger's test node ids whose test no longer exists.
+
+    Gone: its file is not on disk, or its file was collected without error and holds no
+    such test. A test that exists but did not run — skipped, errored, excluded by
+    ``--ignore``, in a file that failed to import, on a crashed xdist worker — is not gone:
+    its pin is kept (the run is partial for it).
+    """
+    gone = []
+    for nodeid in ledger_tests:
+        if nodeid in nodeids:
+            continue
+        file_part = nodeid.split("::", 1)[0]
+        if not (rootdir / file_part).is_file() or ("::" in nodeid and file_part in collected_files):
+            gone.append(nodeid)
+    return gone
+
+
+def stale_items(config: pytest.Config, items: Iterable[pytest.Item]) -> list[pytest.Item]:
+    """One failing-under-strict item per gone ``tests:`` entry, under ``toll.yaml::stale``.
+
+    Made only when the ledger itself was collected (a run of named test files checks no
+    ledger entry) and collection saw every file it was asked to (not under ``--lf``, which
+    skips files it need not run).
+    """
+    state = state_of(config)
+    ledger_file = config.stash.get(LEDGER_FILE_KEY, None)
+    if state is None or ledger_file is None or getattr(config.option, "lf", False):
+        return []
+    ledger = state.ledger
+    section = ledger.section(TESTS_KIND.name)
+    gone = gone_tests(
+        (str(name) for name in section),
+        {item.nodeid for item in items},
+        state.collected_files,
+        config.rootpath,
+    )
+    if not gone:
+        return []
+    parent = StaleSection.from_parent(ledger_file, name="stale")
+    made: list[pytest.Item] = []
+    for nodeid in gone:
+        keys = TESTS_KIND.keys(nodeid)
+        result = stale_result(
+            TESTS_KIND.name,
+            nodeid,
+            nodeid,
+            ledger.line_of(keys),
+            TESTS_KIND.entry_of(section, nodeid),
+            state.policy,
+        )
+        made.append(StaleItem.from_parent(parent, name=result.label, result=result))
+    return made

@@ -10,7 +10,7 @@ serial path are the same), and only the controller writes the ledger and the rep
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,8 @@ from pytest_toll._keys import (
     CAPTURE_KEY,
     MARKER_ERROR_KEY,
     METER_KEY,
-    RESULT_PROPERTY,
+    REPORT_ATTRIBUTE,
+    RESULT_KEY,
     STATE_KEY,
     require_state,
 )
@@ -47,7 +48,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--toll",
         action="store_true",
         default=False,
-        help="measure and gate context-token costs against the toll.yaml ledger",
+        help="measure and gate context-token costs against the toll.yaml ledger "
+        "(every --toll-* option below turns it on too)",
     )
     group.addoption(
         "--toll-ledger", metavar="PATH", help="the ledger (default: toll.yaml at the rootdir)"
@@ -68,7 +70,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--toll-strict",
         action="store_const",
         const="true",
-        help="fail on stale ledger entries (in the ledger, not measured in a full run)",
+        help="fail on stale entries (a pinned test that no longer exists) and on unpinned ones",
     )
     group.addoption("--toll-json", metavar="PATH", help="write the versioned JSON report")
     group.addoption(
@@ -83,18 +85,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--toll-html", metavar="PATH", help="write one self-contained HTML page (charts, trends)"
     )
-    for name, help_text in (
-        ("ledger", "path of the toll.yaml ledger, relative to the ini file"),
-        ("strict", "fail on stale ledger entries (true/false)"),
-        ("json", "write the versioned JSON report to this path"),
-        ("window", "context window in tokens for window shares"),
-        ("tolerance", "tokens allowed above a pin"),
-        ("markdown", "write a Markdown report to this path"),
-        ("badge", "write a badge to this path"),
-        ("sarif", "write a SARIF report to this path"),
-        ("html", "write a self-contained HTML page to this path"),
-    ):
-        parser.addini(f"toll_{name}", help_text, type="string", default="")
+    for name, ini_type, help_text in _INI_OPTIONS:
+        parser.addini(f"toll_{name}", help_text, type=ini_type, default=None)  # type: ignore[arg-type]
+
+
+#: The ``--toll-*`` ini twins (name, pytest's ini type, help). Whole numbers are typed
+#: where pytest can type them (8.4 and later); older pytest reads them as strings and
+#: :mod:`pytest_toll.gate.settings` parses them either way, naming the source of a bad one.
+_NUMBER = "int" if pytest.version_tuple >= (8, 4) else "string"
+_INI_OPTIONS: tuple[tuple[str, str, str], ...] = (
+    ("ledger", "string", "path of the toll.yaml ledger, relative to the ini file"),
+    ("strict", "bool", "fail on stale ledger entries and unpinned ones (true/false)"),
+    ("json", "string", "write the versioned JSON report to this path"),
+    ("window", _NUMBER, "context window in tokens for window shares"),
+    ("tolerance", _NUMBER, "tokens allowed above a pin"),
+    ("markdown", "string", "write a Markdown report to this path"),
+    ("badge", "string", "write a badge to this path"),
+    ("sarif", "string", "write a SARIF report to this path"),
+    ("html", "string", "write a self-contained HTML page to this path"),
+)
+#: Every ``--toll-*`` option besides ``--toll`` itself: given on the command line, each
+#: turns ``--toll`` on (as syrupy's ``--snapshot-update`` does), so ``pytest --toll-update``
+#: is never a silent no-op. Ini values do not: an ini file is read by every run.
+_IMPLYING_OPTIONS = (
+    "toll_ledger", "toll_update", "toll_allow_increase", "toll_strict", "toll_json",
+    "toll_window", "toll_tolerance", "toll_markdown", "toll_badge", "toll_sarif", "toll_html",
+)  # fmt: skip
 
 
 # --- configuration ----------------------------------------------------------------------
@@ -106,15 +122,19 @@ def pytest_configure(config: pytest.Config) -> None:
         "toll(budget=N, capture=False): fail the test when the tokens it measures with the toll "
         "fixture exceed N; capture=True measures the LLM requests the test sends (the largest)",
     )
-    if not config.getoption("toll") or config.option.help:
+    if config.option.help:
         return
+    if not config.getoption("toll"):
+        if not any(config.getoption(name) for name in _IMPLYING_OPTIONS):
+            return
+        config.option.toll = True
     from pytest_toll.core.errors import UsageError
     from pytest_toll.gate.session import TollState
     from pytest_toll.gate.settings import open_ledger, resolve_settings
 
-    sources = _sources(config)
     update = bool(config.getoption("toll_update"))
     try:
+        sources = _sources(config)
         ledger = open_ledger(sources, update=update)
         settings = resolve_settings(
             sources,
@@ -133,15 +153,26 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _sources(config: pytest.Config) -> Sources:
+    from pytest_toll.core.errors import UsageError
     from pytest_toll.gate.settings import Sources
 
     names = (
         "ledger", "strict", "json", "window", "tolerance", "markdown", "badge", "sarif", "html"
     )  # fmt: skip
     inipath = config.inipath
+    ini: dict[str, Any] = {}
+    for name in names:
+        try:
+            value = config.getini(f"toll_{name}")
+        except (TypeError, ValueError, pytest.UsageError) as error:
+            # pytest's own message for a typed ini value does not say which option it is.
+            where = str(inipath) if inipath else "the ini file"
+            raise UsageError(f"toll_{name} in {where}: {error}") from None
+        # Unset is None on current pytest and [] on pytest before 8 (for every typed ini).
+        ini[name] = "" if value is None or value == [] else value
     return Sources(
         cli={name: config.getoption(f"toll_{name}") for name in names},
-        ini={name: str(config.getini(f"toll_{name}") or "") for name in names},
+        ini=ini,
         ini_name=str(inipath) if inipath else "the ini file",
         ini_dir=inipath.parent if inipath else config.rootpath,
         invocation_dir=config.invocation_params.dir,
@@ -261,6 +292,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         if MARKER_ERROR_KEY in item.stash:
             pytest.fail(item.stash[MARKER_ERROR_KEY], pytrace=False)
         return (yield)
+    from pytest_toll.core.errors import CouldNotJudge
     from pytest_toll.items import judge_test
     from pytest_toll.report.terminal import failure_text
 
@@ -273,6 +305,11 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         if meter is not None:
             meter.capturing.close()
         raise
+    except CouldNotJudge as error:
+        # The toll fixture could not measure (a server that does not start, a missing
+        # file): one clean message, as a ledger item shows it, not the fixture's frames.
+        judge_test(item, meter, budget, errored=True)
+        pytest.fail(f"toll: could not measure: {error}", pytrace=False)
     except BaseException:
         judge_test(item, meter, budget, errored=True)
         raise
@@ -300,15 +337,44 @@ class TollSession:
     def state(self) -> TollState:
         return require_state(self.config)
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.passed:
+            self.state.collected_files.add(report.nodeid)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        # Before -k, -m and --deselect drop items: a deselected test still exists.
+        from pytest_toll.items import stale_items
+
+        stale = stale_items(self.config, items)
+        if stale and stale[0].parent is not None:
+            items.extend(stale)
+            # Reported as collected, so "collected N items" counts what runs.
+            collected: list[pytest.Item | pytest.Collector] = list(stale)
+            self.config.hook.pytest_collectreport(
+                report=pytest.CollectReport(stale[0].parent.nodeid, "passed", None, collected)
+            )
+
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.state.deselected += len(items)
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        result = item.stash.get(RESULT_KEY, None)
+        if result is not None and report.when == "call":
+            # xdist sends a report's extra attributes to the controller with it.
+            setattr(report, REPORT_ATTRIBUTE, result)
+        return report
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call" or not report.user_properties or self.state.worker:
+        if report.when != "call" or self.state.worker:
             return
-        for name, value in report.user_properties:
-            if name == RESULT_PROPERTY and isinstance(value, dict):
-                self.state.add_result(value)
+        result = getattr(report, REPORT_ATTRIBUTE, None)
+        if isinstance(result, dict):
+            self.state.add_result(result)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -333,7 +399,7 @@ class TollSession:
             # A failed ledger write is an error of the run, never a quiet exit 0.
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
         if report.failed and session.exitstatus == pytest.ExitCode.OK:
-            # Stale entries under --toll-strict fail the run though no item failed.
+            # Every failing entry is an item that failed; this only guards the verdict.
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

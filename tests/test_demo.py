@@ -104,7 +104,9 @@ def test_a_shorter_description_improves_and_ratchets(demo: Path) -> None:
     before = (demo / "toll.yaml").read_text(encoding="utf-8")
     improved = run_pytest(demo)
     assert improved.returncode == 0, improved.stdout + improved.stderr
-    assert "improved by 14 tok — ratchet with --toll-update" in improved.stdout
+    # The server's 7 tok once: the test that weighs the same tools improved too, and is
+    # counted as a test, not added again.
+    assert "improved by 7 tok, 1 test improved — ratchet with --toll-update" in improved.stdout
     assert (demo / "toll.yaml").read_text(encoding="utf-8") == before  # no write without asking
 
     ratchet = run_pytest(demo, "--toll-update")
@@ -119,7 +121,7 @@ def test_a_shorter_description_improves_and_ratchets(demo: Path) -> None:
 
     again = run_pytest(demo)
     assert again.returncode == 0
-    assert "0 improved, 0 regressed, 0 over budget, 0 errors" in again.stdout
+    assert re.search(r"^\d+ entries: \d+ passed \(\d+ ok\)$", again.stdout, re.MULTILINE)
 
 
 def test_the_demo_server_speaks_mcp_to_the_official_client() -> None:

@@ -143,7 +143,10 @@ def judge(
         outcome = PASSED
     error_findings = [f for f in measurement.findings if f.get("severity") == "error"]
     accepted = regressed and policy.update and policy.allow_increase
-    failed = over_budget or (regressed and not accepted) or bool(error_findings)
+    # Under --toll-strict the ledger must cover what is measured: an unpinned entry fails
+    # (an update pins it, so it does not fail then).
+    unpinned_strict = outcome == NEW and policy.strict and not policy.update
+    failed = over_budget or (regressed and not accepted) or bool(error_findings) or unpinned_strict
     result = EntryResult(
         kind, name, nodeid, line, total, measurement.method, pin, budget, outcome, failed,
         _message(
@@ -198,7 +201,12 @@ def _message(
             text = "improved" + (f" ({'; '.join(lowered)})" if lowered else "")
         text += " — pin lowered" if policy.update else " — ratchet with --toll-update"
     elif outcome == NEW:
-        text = "pinned" if policy.update else "not pinned yet — pin with --toll-update"
+        if policy.update:
+            text = "pinned"
+        elif policy.strict:
+            text = "not pinned, and --toll-strict fails on it — pin with --toll-update"
+        else:
+            text = "not pinned yet — pin with --toll-update"
     else:
         text = ""
     if failing_rules and outcome in (PASSED, IMPROVED, NEW):
@@ -280,25 +288,20 @@ def plan_update(
     policy: Policy,
     *,
     ledger_tests: Mapping[str, Any] | None = None,
-    full_run: bool = False,
 ) -> dict[tuple[str, ...], Any]:
     """Every ledger write of an update, in report order.
 
-    Only entries that were measured produce writes; on a full run, a stale ``tests:`` entry
-    that holds nothing but a machine-written pin is removed (one with a human budget stays,
-    and is reported stale). A partial run removes nothing.
+    Only entries that were measured produce writes. A stale ``tests:`` entry (its test no
+    longer exists: the plugin makes stale results for those alone) that holds nothing but
+    a machine-written pin is removed; one with a human budget stays, and is reported stale.
+    An entry with no result (skipped, errored, deselected, not collected) is left alone.
     """
     updates: dict[tuple[str, ...], Any] = {}
     for result in results:
         if result.outcome == STALE:
             kind = KINDS[result.kind]
             entry = (ledger_tests or {}).get(result.name)
-            if (
-                full_run
-                and kind.python_tests
-                and isinstance(entry, Mapping)
-                and set(entry) <= {"pin"}
-            ):
+            if kind.python_tests and isinstance(entry, Mapping) and set(entry) <= {"pin"}:
                 updates[kind.keys(result.name)] = DELETE
             continue
         updates.update(plan_entry(result, policy))
@@ -313,7 +316,7 @@ def stale_result(
     budget = _int_or_none(entry.get("budget"))
     message = "in the ledger but not measured in this run"
     if KINDS[kind].python_tests:
-        message = "in the ledger but no test measured it (renamed or removed?)"
+        message = "in the ledger but its test no longer exists (renamed or removed?)"
     if not policy.strict:
         message += "; --toll-strict fails on it"
     parts = [PartResult(part, None, value) for part, value in part_pins.items()]

@@ -1,7 +1,7 @@
 """One ``--toll`` session, without pytest: its state, stale entries, and the finish.
 
-``finish`` turns the collected results into the session report: it adds stale entries on a
-full run, plans and writes the ratchet (the controller alone calls it), and writes the JSON.
+``finish`` turns the collected results into the session report: it lists the entries nothing
+measured, plans and writes the ratchet (the controller alone calls it), and writes the JSON.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pytest_toll.gate.kinds import KINDS, TESTS_KIND
 from pytest_toll.gate.ledger import Ledger, rewrite_ledger, write_atomically
 from pytest_toll.gate.ledger_read import dotted
 from pytest_toll.gate.measurement import EntryContext
-from pytest_toll.gate.ratchet import Policy, plan_update, stale_result
+from pytest_toll.gate.ratchet import Policy, plan_update
 from pytest_toll.gate.settings import Settings, ledger_catalogue
 from pytest_toll.report.model import EntryResult, SessionReport
 
@@ -32,6 +32,9 @@ class TollState:
     worker: bool = False
     results: dict[str, EntryResult] = field(default_factory=dict)
     deselected: int = 0
+    #: Node ids of the files (modules) whose collection succeeded: a ledger test missing
+    #: from one of them is gone, not merely left out.
+    collected_files: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
     #: Why ``--toll-update`` could not write the ledger: an error of the run, not a warning.
     ledger_error: str | None = None
@@ -66,33 +69,28 @@ class TollState:
         self.results[result.nodeid] = result
 
 
-def stale_entries(state: TollState) -> list[EntryResult]:
-    """Ledger entries no result covers (only meaningful on a full run)."""
+def unmeasured_entries(state: TollState) -> list[str]:
+    """Labels of the ledger's entries no result covers: deselected, skipped, errored before
+    measuring, not collected, or on a crashed xdist worker. Their pins are kept."""
     measured = {(result.kind, result.name) for result in state.results.values()}
-    ledger = state.ledger
-    stale = []
+    unmeasured = []
     for kind in KINDS.values():
-        section = ledger.data.get(kind.name)
+        section = state.ledger.data.get(kind.name)
         if not isinstance(section, Mapping):
             continue
         for name in kind.entry_names(section):
-            if (kind.name, name) in measured:
-                continue
-            keys = kind.keys(name)
-            entry = kind.entry_of(section, name)
-            nodeid = name if kind.python_tests else "::".join((ledger.path.name, *keys))
-            stale.append(
-                stale_result(kind.name, name, nodeid, ledger.line_of(keys), entry, state.policy)
-            )
-    return stale
+            if (kind.name, name) not in measured:
+                unmeasured.append(kind.name if kind.whole_section else f"{kind.name}::{name}")
+    return unmeasured
 
 
 def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionReport:
-    """Build the report; with ``--toll-update``, write the ratchet (controller only)."""
+    """Build the report; with ``--toll-update``, write the ratchet (controller only).
+
+    Stale entries (a ``tests:`` entry whose test is gone) arrive as results of their own
+    items; an entry nothing measured is listed as unmeasured and its pins stay as they are.
+    """
     settings = state.settings
-    results = list(state.results.values())
-    if not partial:
-        results.extend(stale_entries(state))
     report = SessionReport(
         ledger=ledger_name,
         window=settings.window,
@@ -101,14 +99,12 @@ def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionRepor
         allow_increase=settings.allow_increase,
         strict=settings.strict,
         partial=partial,
-        entries=results,
+        entries=list(state.results.values()),
+        unmeasured=unmeasured_entries(state),
     )
     if settings.update:
         updates = plan_update(
-            report.entries,
-            settings.policy,
-            ledger_tests=state.ledger.section(TESTS_KIND.name),
-            full_run=not partial,
+            report.entries, settings.policy, ledger_tests=state.ledger.section(TESTS_KIND.name)
         )
         if updates:
             try:

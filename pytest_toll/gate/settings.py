@@ -50,12 +50,13 @@ class Sources:
     """Raw values as given, with where they came from, for error messages.
 
     ``cli`` holds command-line values (None when not given) keyed by setting name; ``ini``
-    holds ini strings ("" when not set); paths in ini are relative to ``ini_dir``, on the
-    command line to ``invocation_dir``.
+    holds ini values ("" when not set; a string, or a bool or int where pytest types
+    them); paths in ini are relative to ``ini_dir``, on the command line to
+    ``invocation_dir``.
     """
 
     cli: Mapping[str, Any]
-    ini: Mapping[str, str]
+    ini: Mapping[str, Any]
     ini_name: str
     ini_dir: Path
     invocation_dir: Path
@@ -113,9 +114,10 @@ def _pick(name: str, sources: Sources) -> tuple[Any, str, Path | None]:
     value = sources.cli.get(name)
     if value is not None:
         return value, f"{_FLAGS[name]} on the command line", sources.invocation_dir
-    text = sources.ini.get(name, "")
-    if text:
-        return text, f"toll_{name} in {sources.ini_name}", sources.ini_dir
+    # Typed ini values (a bool, a whole number) arrive as such; "" or None is "not set".
+    value = sources.ini.get(name, "")
+    if value is not None and value != "":
+        return value, f"toll_{name} in {sources.ini_name}", sources.ini_dir
     return None, "", None
 
 
@@ -191,6 +193,36 @@ def _model_window(ledger: Ledger) -> int:
 
 
 def open_ledger(sources: Sources, *, update: bool) -> Ledger:
-    """Load the ledger; a missing default ledger is empty (``--toll-update`` creates it)."""
+    """Load the ledger; with ``--toll-update`` a missing one is empty (the update creates it).
+
+    Without ``--toll-update`` a missing ledger is a usage error: a gate that found nothing
+    to check must not pass (a wrong working directory in CI would be a green gate).
+    """
     path, given = resolve_ledger_path(sources)
-    return load_ledger(path, missing_ok=update or not given, allow_duplicate_decisions=True)
+    if not update and not path.exists():
+        raise UsageError(missing_ledger_message(path, given=given))
+    return load_ledger(path, missing_ok=update, allow_duplicate_decisions=True)
+
+
+#: Names a ledger is sometimes given by mistake, looked for beside the expected one.
+_NEAR_MISSES = ("toll.yml", "Toll.yaml", "toll.yaml.yaml", ".toll.yaml")
+
+
+def missing_ledger_message(path: Path, *, given: bool) -> str:
+    """Where the ledger was looked for, what was found instead, and how to start one."""
+    where = "named by --toll-ledger / toll_ledger" if given else "at the rootdir"
+    lines = [f"--toll: no ledger at {path} ({where}); --toll needs a ledger to check against"]
+    near = [path.parent / name for name in _NEAR_MISSES if name != path.name]
+    for found in (candidate for candidate in near if candidate.is_file()):
+        lines.append(
+            f"  found {found.name} beside it: rename it to {path.name}, "
+            f"or pass --toll-ledger {found.name}"
+        )
+    lines.append(
+        f"  start one: `toll init` writes a starter {path.name} from what the repository "
+        "declares (.mcp.json, skills folders),"
+    )
+    lines.append(
+        "  or `pytest --toll --toll-update` seeds pins from what the ledger and the tests measure"
+    )
+    return "\n".join(lines)

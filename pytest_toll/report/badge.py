@@ -83,7 +83,16 @@ def badge_color(
     return ABOVE_THRESHOLDS
 
 
-def badge_message(tokens: int | None, method: str = O200K) -> str:
+#: What the badge says instead of a number that would be wrong: a server or skill could not
+#: be measured, or the run measured only some of them.
+ERROR_MESSAGE = "error"
+PARTIAL_MESSAGE = "partial"
+
+
+def badge_message(tokens: int | None, method: str = O200K, *, gap: str = "") -> str:
+    """``gap`` (:data:`ERROR_MESSAGE`, :data:`PARTIAL_MESSAGE`) replaces the number."""
+    if gap:
+        return gap
     return "unknown" if tokens is None else f"{tokens:,} tok ({method})"
 
 
@@ -139,9 +148,12 @@ def make_badge(
     failed: bool = False,
     method: str = O200K,
     thresholds: Sequence[tuple[int, str]] = DEFAULT_THRESHOLDS,
+    gap: str = "",
 ) -> Badge:
+    """The badge of a fixed cost; with ``gap`` ("error", "partial") it shows that instead
+    of a number that leaves something out (red when the gate failed, else grey)."""
     return Badge(
         LABEL,
-        badge_message(tokens, method),
-        badge_color(tokens, failed=failed, thresholds=thresholds),
+        badge_message(tokens, method, gap=gap),
+        badge_color(None if gap else tokens, failed=failed, thresholds=thresholds),
     )

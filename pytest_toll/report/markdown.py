@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_toll.report.model import EntryDict, ReportDict, biggest_changes
+from pytest_toll.report.model import EntryDict, ReportDict, biggest_changes, fixed_cost_gaps
 
 #: A pull-request or issue comment body may hold at most this many characters; a byte count
 #: of UTF-8 is never smaller than the character count, so a byte budget this size is safe.
@@ -166,9 +166,12 @@ def fixed_cost_line(report: ReportDict) -> str:
     share = 100 * tokens / window
     # As the terminal summary shows it: two decimals below 1%, so a small surface is not 0.
     shown = f"{share:.1f}" if share >= 1 else f"{share:.2f}"
+    gaps = fixed_cost_gaps(fixed)
+    at_least = "≥ " if gaps else ""
     return (
         f"Fixed cost per request (server definitions + skill metadata): "
-        f"**{tokens:,} tok (o200k)**, ~{shown}% of a {window:,}-token window."
+        f"**{at_least}{tokens:,} tok (o200k)**, ~{shown}% of a {window:,}-token window"
+        + (f" ({gaps})." if gaps else ".")
     )
 
 

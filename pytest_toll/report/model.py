@@ -99,9 +99,15 @@ class EntryDict(_EntryFields, total=False):
     capture: CaptureDict
 
 
-class FixedCostDict(TypedDict):
+class FixedCostDict(TypedDict, total=False):
     tokens: int
     window_share: float
+    #: Every server and skill of the ledger was measured: ``tokens`` is the whole figure.
+    complete: bool
+    #: Fixed-cost entries that errored (``tokens`` is then a lower bound).
+    errors: list[str]
+    #: Fixed-cost entries not measured in this run (partial: ``tokens`` is a lower bound).
+    unmeasured: list[str]
 
 
 class ReportDict(TypedDict, total=False):
@@ -126,6 +132,9 @@ class ReportDict(TypedDict, total=False):
     ledger_removed: list[str]
     fixed_cost: FixedCostDict
     counts: dict[str, int]
+    #: Ledger entries no result covers (deselected, skipped, errored before measuring,
+    #: not collected): their pins were kept as they are.
+    unmeasured: list[str]
     failed: bool
     entries: list[EntryDict]
 
@@ -259,6 +268,8 @@ class SessionReport:
     ledger_removed: list[str] = field(default_factory=list)
     entries: list[EntryResult] = field(default_factory=list)
     tokenizer: str = "o200k_base"
+    #: Labels (``servers::files``) of ledger entries no result covers; pins kept.
+    unmeasured: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.entries.sort(key=EntryResult.sort_key)
@@ -290,8 +301,33 @@ class SessionReport:
                 total += sum(part.measured or 0 for part in entry.parts if part.name == paid)
         return total
 
-    def as_dict(self) -> ReportDict:
+    @property
+    def fixed_cost_errors(self) -> list[str]:
+        """Servers and skills that could not be measured: the fixed cost leaves them out."""
+        return [
+            entry.label
+            for entry in self.entries
+            if _pays_fixed_cost(entry.kind) and entry.measured is None and entry.outcome != "stale"
+        ]
+
+    @property
+    def fixed_cost_unmeasured(self) -> list[str]:
+        """Servers and skills this run did not measure (a partial run, ``-k``, a crash)."""
+        return [label for label in self.unmeasured if _pays_fixed_cost(label.split("::", 1)[0])]
+
+    def fixed_cost_dict(self) -> FixedCostDict:
         fixed = self.fixed_cost
+        errors = self.fixed_cost_errors
+        unmeasured = self.fixed_cost_unmeasured
+        return {
+            "tokens": fixed,
+            "window_share": fixed / self.window,
+            "complete": not errors and not unmeasured,
+            "errors": errors,
+            "unmeasured": unmeasured,
+        }
+
+    def as_dict(self) -> ReportDict:
         return {
             "version": REPORT_VERSION,
             "tool": "pytest-toll",
@@ -306,11 +342,33 @@ class SessionReport:
             "partial": self.partial,
             "ledger_written": self.ledger_written,
             "ledger_removed": list(self.ledger_removed),
-            "fixed_cost": {"tokens": fixed, "window_share": fixed / self.window},
+            "fixed_cost": self.fixed_cost_dict(),
             "counts": self.counts,
+            "unmeasured": list(self.unmeasured),
             "failed": self.failed,
             "entries": [entry.as_dict() for entry in self.entries],
         }
+
+
+def _pays_fixed_cost(kind: str) -> bool:
+    return kind in KINDS and KINDS[kind].fixed_cost is not None
+
+
+def fixed_cost_gaps(fixed: FixedCostDict | Mapping[str, Any]) -> str:
+    """Why a report's fixed cost is a lower bound ("" when it is the whole figure)."""
+    errors = list(fixed.get("errors") or [])
+    unmeasured = list(fixed.get("unmeasured") or [])
+    gaps = []
+    if errors:
+        gaps.append(f"{_listing(errors)} could not be measured")
+    if unmeasured:
+        gaps.append(f"partial run: {_listing(unmeasured)} not measured")
+    return "; ".join(gaps)
+
+
+def _listing(labels: Sequence[str], shown: int = 3) -> str:
+    text = ", ".join(labels[:shown])
+    return text + (f" and {len(labels) - shown} more" if len(labels) > shown else "")
 
 
 def biggest_changes(parts: Sequence[PartDict], biggest: int = 5) -> tuple[list[PartDict], int]:

@@ -155,7 +155,13 @@ def headline_tokens(report: ReportDict) -> int | None:
 
 
 def badge_for(report: ReportDict) -> badges.Badge:
-    return badges.make_badge(headline_tokens(report), failed=bool(report.get("failed")))
+    fixed: Mapping[str, Any] = report.get("fixed_cost") or {}
+    gap = ""
+    if fixed.get("errors"):
+        gap = badges.ERROR_MESSAGE
+    elif fixed.get("unmeasured"):
+        gap = badges.PARTIAL_MESSAGE
+    return badges.make_badge(headline_tokens(report), failed=bool(report.get("failed")), gap=gap)
 
 
 def _test_file_finder(root: Path, env: Mapping[str, str]) -> Callable[[str], str | None]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_toll.gate.kinds import KINDS
 from pytest_toll.report.markdown import capture_line, number, request_line, signed
 from pytest_toll.report.model import (
     IMPROVED,
@@ -22,6 +23,7 @@ from pytest_toll.report.model import (
     Outcome,
     SessionReport,
     biggest_changes,
+    fixed_cost_gaps,
 )
 
 _SYMBOL: dict[Outcome, str] = {
@@ -33,8 +35,8 @@ _SYMBOL: dict[Outcome, str] = {
     NEW: "new",
     STALE: "stale",
 }
-_TALLY = {**{name: name.replace("_", " ") for name in OUTCOMES}, OUTCOME_ERROR: "errors"}
-_FAILING_OUTCOMES = (REGRESSED, OVER_BUDGET, OUTCOME_ERROR)
+_TALLY = {**{name: name.replace("_", " ") for name in OUTCOMES}, PASSED: "ok"}
+_PLURALS = {"error": "errors"}
 
 
 def _status(entry: EntryResult) -> str:
@@ -61,10 +63,58 @@ def window_line(report: SessionReport) -> str:
     share = 100 * fixed / report.window
     # Two decimals below 1% so a small surface does not read as zero.
     shown = f"{share:.1f}" if share >= 1 else f"{share:.2f}"
+    gaps = fixed_cost_gaps(report.fixed_cost_dict())
+    # A figure that leaves out what could not be measured is a lower bound, and says why.
+    at_least = "≥ " if gaps else ""
     return (
-        f"fixed cost per request (server definitions + skill metadata): {fixed:,} tok "
-        f"(o200k), ~{shown}% of a {report.window:,} window"
+        f"fixed cost per request (server definitions + skill metadata): {at_least}{fixed:,} tok "
+        f"(o200k), ~{shown}% of a {report.window:,} window" + (f" ({gaps})" if gaps else "")
     )
+
+
+def tally_line(report: SessionReport) -> str:
+    """``5 entries: 1 failed, 4 passed (3 new, 1 ok, 1 stale)``: entries as pytest counts
+    their items (failed or passed), then what the pins say, non-zero outcomes only."""
+    failed = sum(1 for entry in report.entries if entry.failed)
+    passed = len(report.entries) - failed
+    counts = report.counts
+    outcomes = ", ".join(
+        f"{counts[name]} {_plural(counts[name], _TALLY[name])}" for name in OUTCOMES if counts[name]
+    )
+    head = ", ".join(
+        f"{number} {what}" for number, what in ((failed, "failed"), (passed, "passed")) if number
+    )
+    entries = len(report.entries)
+    return f"{entries} {'entry' if entries == 1 else 'entries'}: {head or 'none judged'}" + (
+        f" ({outcomes})" if outcomes else ""
+    )
+
+
+def _plural(number: int, word: str) -> str:
+    return word if number == 1 or word not in _PLURALS else _PLURALS[word]
+
+
+def improved_line(report: SessionReport) -> str:
+    """What an update would lower. Tokens are summed over ledger entries only: a test that
+    weighs a server's tools too would count the same tokens twice."""
+    improved = [entry for entry in report.entries if entry.outcome == IMPROVED]
+    surface = [entry for entry in improved if not _is_test(entry)]
+    tests = len(improved) - len(surface)
+    tokens = sum(-(entry.delta or 0) for entry in surface if (entry.delta or 0) < 0)
+    pieces = []
+    if tokens > 0:
+        pieces.append(f"improved by {tokens:,} tok")
+    other = len(surface) - sum(1 for entry in surface if (entry.delta or 0) < 0)
+    if other:
+        # Only non-token pins improved (a transcripts waste ratio).
+        pieces.append(f"{other} {'entry' if other == 1 else 'entries'} improved")
+    if tests:
+        pieces.append(f"{tests} {'test' if tests == 1 else 'tests'} improved")
+    return ", ".join(pieces) + " — ratchet with --toll-update"
+
+
+def _is_test(entry: EntryResult) -> bool:
+    return entry.kind in KINDS and KINDS[entry.kind].python_tests
 
 
 def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
@@ -121,27 +171,25 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
                     )
                 )
     lines.append((window_line(report), ""))
-    counts = report.counts
-    tally = ", ".join(f"{counts[name]} {_TALLY[name]}" for name in OUTCOMES)
-    # Counts are pin outcomes; an entry can meet its pin and still fail on a rule error (or
-    # as stale under --toll-strict), so those are named first rather than hidden in "passed".
-    failing_otherwise = sum(
-        1 for entry in report.entries if entry.failed and entry.outcome not in _FAILING_OUTCOMES
-    )
-    if failing_otherwise:
-        tally = f"{failing_otherwise} failed on rules or strictness; pins: {tally}"
-    lines.append((tally, "red" if report.failed else "green"))
-    improved = [entry for entry in report.entries if entry.outcome == IMPROVED]
-    if improved and not report.update:
-        total = sum(-(entry.delta or 0) for entry in improved)
-        if total > 0:
-            what = f"improved by {total:,} tok"
-        else:
-            # Only non-token pins improved (a transcripts waste ratio).
-            what = f"{len(improved)} {'entry' if len(improved) == 1 else 'entries'} improved"
-        lines.append((f"{what} — ratchet with --toll-update", "green"))
+    lines.append((tally_line(report), "red" if report.failed else "green"))
+    if any(entry.outcome == IMPROVED for entry in report.entries) and not report.update:
+        lines.append((improved_line(report), "green"))
+    if report.unmeasured and not report.partial:
+        # A full run that still left entries out: skipped, errored, a crashed worker.
+        lines.append(
+            (
+                f"not measured in this run, pins kept: {', '.join(report.unmeasured[:5])}"
+                + (f" and {len(report.unmeasured) - 5} more" if len(report.unmeasured) > 5 else ""),
+                "yellow",
+            )
+        )
     if report.partial and report.update:
-        lines.append(("partial run: only entries that ran were updated, none removed", "yellow"))
+        lines.append(
+            (
+                "partial run: only entries that ran were updated; the others keep their pins",
+                "yellow",
+            )
+        )
     if report.ledger_written:
         lines.append((f"ledger updated: {report.ledger}", "green"))
         lines.extend((f"  removed {keys}", "") for keys in report.ledger_removed)
@@ -166,7 +214,9 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
 
 def failure_text(entry: EntryResult, biggest: int = 5) -> str:
     """A short table for a failed ledger item or test: measured, pin, budget, delta, parts."""
-    lines = [f"{entry.label}: {entry.message or _status(entry)}"]
+    # The item's own name heads its failure (and pytest's short summary line), so the first
+    # line says what failed, not which entry again.
+    lines = [entry.message or _status(entry)]
     if entry.outcome != OUTCOME_ERROR:
         rows: list[tuple[str, ...]] = [
             ("measured", "pin", "budget", "delta", "method"),

@@ -190,10 +190,25 @@ def test_stale_entries_fail_only_when_strict_and_pin_only_tests_are_removed() ->
     assert (loose.outcome, loose.failed, strict.failed) == ("stale", False, True)
     kept = stale_result("tests", "t.py::kept", "t.py::kept", 5, {"budget": 9, "pin": 3}, Policy())
     ledger_tests = {"t.py::gone": {"pin": 3}, "t.py::kept": {"budget": 9, "pin": 3}}
-    plan = plan_update([loose, kept], Policy(update=True), ledger_tests=ledger_tests, full_run=True)
+    plan = plan_update([loose, kept], Policy(update=True), ledger_tests=ledger_tests)
     assert plan == {("tests", "t.py::gone"): DELETE}
-    partial = plan_update([loose, kept], Policy(update=True), ledger_tests=ledger_tests)
-    assert partial == {}
+    # An entry with no result at all (skipped, errored, not collected) is left alone.
+    assert plan_update([], Policy(update=True), ledger_tests=ledger_tests) == {}
+
+
+def test_an_unpinned_entry_fails_under_strict_unless_updating() -> None:
+    measurement = EntryMeasurement(10, "o200k", {})
+    for policy, failed in (
+        (Policy(), False),
+        (Policy(strict=True), True),
+        (Policy(strict=True, update=True), False),
+    ):
+        result = judge(
+            kind="tests", name="t.py::x", nodeid="t.py::x", line=None, entry={},
+            measurement=measurement, policy=policy,
+        )  # fmt: skip
+        assert (result.outcome, result.failed) == ("new", failed)
+        assert ("--toll-strict fails on it" in result.message) == failed
 
 
 pins = st.one_of(st.none(), st.integers(min_value=0, max_value=5000))

@@ -94,9 +94,21 @@ def test_the_ledger_model_gives_the_window(tmp_path: Path) -> None:
         )
 
 
-def test_a_named_ledger_must_exist_unless_updating(tmp_path: Path) -> None:
+def test_a_ledger_must_exist_unless_updating(tmp_path: Path) -> None:
     named = sources(tmp_path, {"ledger": "missing.yaml"})
-    with pytest.raises(UsageError, match="no such ledger file"):
+    with pytest.raises(UsageError, match=r"no ledger at .*missing\.yaml \(named by --toll-ledger"):
         open_ledger(named, update=False)
     assert not open_ledger(named, update=True).exists
-    assert not open_ledger(sources(tmp_path), update=False).exists
+    # The default ledger too: no ledger is a usage error, not an empty gate that passes.
+    with pytest.raises(UsageError, match=r"no ledger at .*toll\.yaml \(at the rootdir\)") as caught:
+        open_ledger(sources(tmp_path), update=False)
+    assert "toll init" in str(caught.value)
+    assert "--toll-update" in str(caught.value)
+    assert "toll.yml" not in str(caught.value)
+    assert not open_ledger(sources(tmp_path), update=True).exists
+
+
+def test_a_misnamed_ledger_is_pointed_at(tmp_path: Path) -> None:
+    (tmp_path / "toll.yml").write_text("version: 1\n")
+    with pytest.raises(UsageError, match=r"found toll\.yml beside it: rename it to toll\.yaml"):
+        open_ledger(sources(tmp_path), update=False)

@@ -31,6 +31,7 @@ from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, MAX_MESSAGE_BYTES, STDERR_TAIL_BYTES
 from pytest_toll.core.secrets import remember_setting
 from pytest_toll.core.textio import describe_size, load_json
+from pytest_toll.definitions.mcp import process as server_process
 from pytest_toll.definitions.mcp.listing import (
     METHOD_NOT_FOUND,
     Listing,
@@ -91,16 +92,8 @@ class StdioSession:
         if cwd is not None and not Path(cwd).is_dir():
             raise CouldNotJudge(f"{self.target}: working directory {cwd} does not exist")
         try:
-            self._process = subprocess.Popen(
-                list(command),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env={**os.environ, **env} if env else None,
-                cwd=cwd,
-                # Its own process group: a timeout kills the server and its children together.
-                start_new_session=True,
-            )
+            # Its own process group: a timeout kills the server and its children together.
+            self._process = server_process.start(command, env=env, cwd=cwd)
         except FileNotFoundError:
             where = f" (in {cwd})" if cwd else ""
             raise CouldNotJudge(f"{self.target}: command not found: {command[0]}{where}") from None
@@ -326,13 +319,13 @@ class StdioSession:
             process.wait(timeout=0 if past_deadline else _GRACE_SECONDS)
         except subprocess.TimeoutExpired:
             if not past_deadline:
-                _signal_group(process.pid, signal.SIGTERM)
+                server_process.terminate(process)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=_GRACE_SECONDS)
-            _signal_group(process.pid, signal.SIGKILL)
+            server_process.kill(process)
             process.wait()
         # Children the server left behind in its group go too.
-        _signal_group(process.pid, signal.SIGKILL)
+        server_process.kill(process)
         self._drain_and_close()
 
     def _drain_and_close(self) -> None:
@@ -400,11 +393,6 @@ def _link(path: str) -> str:
         return os.readlink(path)
     except OSError:
         return ""
-
-
-def _signal_group(pgid: int, signal_number: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal_number)
 
 
 def list_stdio(
