@@ -196,6 +196,7 @@ def test_toll_call_measures_a_model_nobody_catalogued(pytester: pytest.Pytester)
             assert toll.total == report.total.tokens
         """
     )
+    (pytester.path / "toll.yaml").write_text("version: 1\n")  # --toll needs a ledger
     run(pytester, "--toll").assert_outcomes(passed=1)
 
 

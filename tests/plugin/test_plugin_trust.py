@@ -83,7 +83,7 @@ def test_update_and_outputs_imply_toll(project: pytest.Pytester, workers: list[s
     ledger = project.path / "toll.yaml"
     updated = run(project, workers, "--toll-update", "--toll-json", "toll.json")
     updated.assert_outcomes(passed=3)
-    assert "    pin: 119\n" in ledger.read_text()
+    assert "    pin: 121\n" in ledger.read_text()
     report = json.loads((project.path / "toll.json").read_text())
     assert report["counts"]["new"] == 2
     assert report["update"] is True
@@ -231,12 +231,12 @@ def test_junit_properties_are_numbers_and_json(
         }
         for case in root.iter("testcase")
     }
-    assert properties["files"]["toll_tokens"] == "119"
+    assert properties["files"]["toll_tokens"] == "121"
     assert json.loads(properties["files"]["toll"]) == {
         "outcome": "passed",
         "failed": False,
-        "measured": 119,
-        "pin": 119,
+        "measured": 121,
+        "pin": 121,
         "budget": 4000,
         "method": "o200k",
     }
@@ -285,7 +285,7 @@ def test_an_error_makes_the_badge_say_error(project: pytest.Pytester) -> None:
     (project.path / "toll.yaml").write_text(LEDGER + "  lost: {tools_file: missing.json}\n")
     result = run(project, [], "--toll", "--toll-badge", "badge.svg")
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines(["*: ≥ 119 tok (o200k), *(servers::lost could not be measured)"])
+    result.stdout.fnmatch_lines(["*: ≥ 121 tok (o200k), *(servers::lost could not be measured)"])
     endpoint = json.loads((project.path / "badge.json").read_text())
     assert (endpoint["message"], endpoint["color"]) == ("error", "red")
 

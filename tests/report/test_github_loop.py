@@ -304,11 +304,11 @@ def test_gate_on_a_pull_request_creates_the_comment_then_updates_it(
     assert [r.returncode for r in results] == [0], results[-1].stdout + results[-1].stderr
     assert "created comment" in results[0].stdout
     assert outputs["verdict"] == "passed" and outputs["ledger-changed"] == "false"
-    assert outputs["fixed-cost"] == "577"
+    assert outputs["fixed-cost"] == "573"
     assert Path(outputs["json"]).is_file() and Path(outputs["markdown"]).is_file()
     (first,) = state.comments[7]
     assert first["body"].startswith("<!-- pytest-toll:comment toll.yaml -->\n## pytest-toll")
-    assert "| ✅ ok | servers::notes | 492 | 492 | 800 | 0 | o200k |" in first["body"]
+    assert "| ✅ ok | servers::notes | 488 | 488 | 800 | 0 | o200k |" in first["body"]
 
     # The next push grows a description: the same comment now shows the regression.
     server = work / "notes_server.py"
@@ -380,7 +380,7 @@ def test_ratchet_opens_the_pull_request_then_closes_it_after_a_revert(
     assert (pull["head"], pull["base"], pull["state"]) == ("toll/ratchet", "main", "open")
     assert "opened pull request" in results[1].stdout
     proposed = yaml.safe_load(remote_file(state.remote, "toll/ratchet", "toll.yaml"))
-    assert proposed["servers"]["notes"]["pin"] < 492
+    assert proposed["servers"]["notes"]["pin"] < 488
     assert git(state.remote, "rev-parse", "toll/ratchet~1") == git(
         state.remote, "rev-parse", "main"
     )
@@ -431,9 +431,9 @@ def test_badge_branch_holds_the_badge_and_is_pushed_only_when_it_changes(
     results, outputs = run_action(inputs, checkout(tmp_path, state.remote, "main-1"), env)
     assert [r.returncode for r in results] == [0, 0], results[-1].stdout + results[-1].stderr
     assert "published the badge to toll-badge" in results[1].stdout
-    assert "577 tok (o200k)" in remote_file(state.remote, "toll-badge", "toll-badge.svg")
+    assert "573 tok (o200k)" in remote_file(state.remote, "toll-badge", "toll-badge.svg")
     endpoint = json.loads(remote_file(state.remote, "toll-badge", "toll-badge.json"))
-    assert endpoint["message"] == "577 tok (o200k)"
+    assert endpoint["message"] == "573 tok (o200k)"
     assert git(state.remote, "rev-list", "--count", "toll-badge") == "1"
     assert outputs["badge"] == inputs["badge"]
     results, _ = run_action(inputs, checkout(tmp_path, state.remote, "main-2"), env)
