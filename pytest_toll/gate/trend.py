@@ -107,7 +107,16 @@ def ledger_history(path: Path, since: str | None = None) -> Iterator[Version]:
         _git(directory, "rev-parse", "--verify", "--quiet", "HEAD")
     except CouldNotJudge:
         raise CouldNotJudge(f"{path}: no commit touched it (the repository has none)") from None
-    arguments = ["log", "--follow", f"--format={_RECORD}%H{_FIELD}%cI", "--name-status"]
+    # --first-parent: the history of this branch as merges landed on it. A merged branch's
+    # own commits carry the dates they were written, so listed among the branch's they would
+    # interleave pins that never stood on it (a stale side branch's 492 after main's 488).
+    arguments = [
+        "log",
+        "--follow",
+        "--first-parent",
+        f"--format={_RECORD}%H{_FIELD}%cI",
+        "--name-status",
+    ]
     if since:
         arguments.append(f"--since={since}")
     log = _git(directory, *arguments, "--", path.name)

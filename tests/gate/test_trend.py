@@ -177,3 +177,19 @@ def test_sparkline_and_change() -> None:
     assert sparkline([5, 5, 5]) == "▅▅▅"
     assert change([Point("a", "d", 100), Point("b", "d", 125)]) == "+25 (+25.0%)"
     assert change([Point("a", "d", 0.09), Point("b", "d", 0.09)]) == "unchanged"
+
+
+def test_a_merged_branch_shows_as_it_landed_not_commit_by_commit(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit(tmp_path, "toll.yaml", ledger_text(500, 300, 60, 0.1), "seed", day=1)
+    git(tmp_path, "checkout", "-q", "-b", "side")
+    # Written on the side branch first, but merged after main moved on.
+    commit(tmp_path, "toll.yaml", ledger_text(500, 300, 55, 0.1), "side: test pin", day=2)
+    git(tmp_path, "checkout", "-q", "main")
+    commit(tmp_path, "toll.yaml", ledger_text(480, 300, 60, 0.1), "main: server pin", day=3)
+    git(
+        tmp_path, "merge", "-q", "--no-edit", "-X", "ours", "side", date="2026-01-04T12:00:00+00:00"
+    )
+    points = trend(tmp_path / "toll.yaml").entries["servers::notes"]
+    # The side branch's commit (day 2, still 500) never stood on main: it is not a point.
+    assert [point.pin for point in points] == [500, 480, 480]
