@@ -9,6 +9,13 @@ from typing import Any
 
 import pytest
 
+# Imported here, before any pytester run: an in-process run removes the modules it imported
+# first, and a YAML library imported again beside its C parser (which keeps the first
+# import's event and error classes) reads every ledger as empty. A real pytest process
+# imports it once; so does the suite.
+import ruamel.yaml  # noqa: F401
+import yaml  # noqa: F401
+
 from pytest_toll.core import tokens
 
 # tiktoken caches a downloaded vocabulary under sha1(its URL); placing our shipped file there
