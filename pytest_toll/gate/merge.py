@@ -145,9 +145,13 @@ def _union(shards: Sequence[ShardReport]) -> dict[str, EntryResult]:
             if nodeid in entries:
                 source, other = entries[nodeid]
                 if other != entry:
-                    fields = sorted(
-                        key for key in {*other, *entry} if other.get(key) != entry.get(key)
-                    )
+                    fields = [
+                        f"{key} {other.get(key)!r} vs {entry.get(key)!r}"
+                        if not isinstance(entry.get(key), list | dict)
+                        else key
+                        for key in sorted({*other, *entry})
+                        if other.get(key) != entry.get(key) and key != "delta"
+                    ]
                     raise UsageError(
                         f"{nodeid} was measured differently by {source} and {shard.source} "
                         f"({', '.join(fields)}): the shards did not measure the same code"
