@@ -431,7 +431,9 @@ def _ledger_name(config: pytest.Config) -> str:
 
 def _write_outputs(state: TollState, report: ReportDict) -> None:
     settings = state.settings
-    github = os.environ.get("GITHUB_ACTIONS") == "true"
+    # A shard's annotations and step summary would judge part of the suite: `toll merge`
+    # writes them once, from the merged report.
+    github = os.environ.get("GITHUB_ACTIONS") == "true" and state.shard is None
     if not (github or settings.markdown or settings.badge or settings.sarif or settings.html):
         return
     try:
