@@ -153,6 +153,7 @@ def test_merged_shards_equal_one_full_run(
     merged = toll(
         project, "merge", *reports, "--shards", "3", "--update",
         "--json", "out/merged.json", "--markdown", "out/merged.md",
+        "--badge", "out/merged-badge.svg", "--sarif", "out/merged.sarif",
     )  # fmt: skip
     assert merged.returncode == 0, merged.stderr
     merged_ledger = ledger.read_text()
@@ -161,7 +162,8 @@ def test_merged_shards_equal_one_full_run(
     ledger.write_text(LEDGER, encoding="utf-8")
     full = run_pytest(
         project, "--toll-update", "--toll-json", "out/full.json",
-        "--toll-markdown", "out/full.md", *workers,
+        "--toll-markdown", "out/full.md", "--toll-badge", "out/full-badge.svg",
+        "--toll-sarif", "out/full.sarif", *workers,
     )  # fmt: skip
     full.assert_outcomes(passed=8)
     merged_json = json.loads((project.path / "out/merged.json").read_text())
@@ -170,9 +172,9 @@ def test_merged_shards_equal_one_full_run(
     assert merged_json == full_json
     assert merged_json["counts"]["stale"] == 1
     assert merged_json["ledger_removed"] == ["tests.test_gone.py::test_old"]
-    assert (project.path / "out/merged.md").read_text() == (
-        project.path / "out/full.md"
-    ).read_text()
+    for output in (".md", "-badge.svg", "-badge.json", ".sarif"):
+        merged_output = (project.path / f"out/merged{output}").read_text()
+        assert merged_output == (project.path / f"out/full{output}").read_text(), output
     assert merged_ledger == ledger.read_text()
     assert "# one ledger, judged by three shards" in merged_ledger
     # The verdict as the terminal shows it: the merge prints the full run's toll summary.
