@@ -304,13 +304,15 @@ def stale_items(config: pytest.Config, items: Iterable[pytest.Item]) -> list[pyt
     """One failing-under-strict item per gone ``tests:`` entry, under ``toll.yaml::stale``.
 
     Made only when the ledger itself was collected (a run of named test files checks no
-    ledger entry) and collection saw every file it was asked to (not under ``--lf``, which
-    skips files it need not run).
+    ledger entry), collection saw every file it was asked to (not under ``--lf``, which
+    skips files it need not run), and the run is not one shard of a split suite.
     """
     state = state_of(config)
     ledger_file = config.stash.get(LEDGER_FILE_KEY, None)
     if state is None or ledger_file is None or getattr(config.option, "lf", False):
         return []
+    if state.shard is not None:
+        return []  # a shard sees part of the suite: `toll merge` finds gone tests over all
     ledger = state.ledger
     section = ledger.section(TESTS_KIND.name)
     gone = gone_tests(

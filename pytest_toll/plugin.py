@@ -74,6 +74,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--toll-json", metavar="PATH", help="write the versioned JSON report")
     group.addoption(
+        "--toll-shard",
+        metavar="K/N",
+        help="this run is shard K of N (for `toll merge`); shard 1 measures the ledger's items",
+    )
+    group.addoption(
         "--toll-window", metavar="TOKENS", help="context window for shares (default 1,000,000)"
     )
     group.addoption(
@@ -131,10 +136,20 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_toll.core.errors import UsageError
     from pytest_toll.gate.session import TollState
     from pytest_toll.gate.settings import open_ledger, resolve_settings
+    from pytest_toll.gate.shards import ledger_sha256, resolve_shard
 
     update = bool(config.getoption("toll_update"))
     try:
         sources = _sources(config)
+        shard = resolve_shard(
+            config.getoption("toll_shard"),
+            getattr(config.option, "splits", None),
+            getattr(config.option, "group", None),
+        )
+        if shard is not None and update:
+            raise UsageError(
+                "--toll-update on a shard: update once from all shards with `toll merge --update`"
+            )
         ledger = open_ledger(sources, update=update)
         settings = resolve_settings(
             sources,
@@ -142,14 +157,15 @@ def pytest_configure(config: pytest.Config) -> None:
             update=update,
             allow_increase=bool(config.getoption("toll_allow_increase")),
         )
-        state = TollState(settings, ledger, worker=hasattr(config, "workerinput"))
+        state = TollState(settings, ledger, worker=hasattr(config, "workerinput"), shard=shard)
+        state.ledger_sha256 = ledger_sha256(ledger.path) if ledger.exists else None
         state.catalogue  # noqa: B018 -- a broken models: section is a usage error up front
     except UsageError as error:
         raise pytest.UsageError(str(error)) from None
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(TollSession(config), "toll-session")
     if ledger.exists:
-        _collect_ledger_too(config, ledger.path)
+        _collect_ledger_too(config, ledger.path, shard=shard is not None)
 
 
 def _sources(config: pytest.Config) -> Sources:
@@ -180,17 +196,20 @@ def _sources(config: pytest.Config) -> Sources:
     )
 
 
-def _collect_ledger_too(config: pytest.Config, ledger: Path) -> None:
+def _collect_ledger_too(config: pytest.Config, ledger: Path, *, shard: bool) -> None:
     """Add the ledger to a collection of directories (testpaths, rootdir, ``pytest tests/``)
     that does not reach it.
 
     Files and node ids as arguments target particular tests: then the ledger runs only when
-    named (``pytest --toll toll.yaml``) or inside a named directory.
+    named (``pytest --toll toll.yaml``) or inside a named directory — except on a shard, whose
+    node ids are its part of the suite: the shard decides which of the ledger's items it runs.
     """
     base = config.invocation_params.dir
     paths = [(base / arg.split("::")[0]).resolve() for arg in config.args]
-    if config.args_source == pytest.Config.ArgsSource.ARGS and not all(
-        "::" not in arg and path.is_dir() for arg, path in zip(config.args, paths)
+    if (
+        not shard
+        and config.args_source == pytest.Config.ArgsSource.ARGS
+        and not all("::" not in arg and path.is_dir() for arg, path in zip(config.args, paths))
     ):
         return
     target = ledger.resolve()
@@ -369,6 +388,32 @@ class TollSession:
             setattr(report, REPORT_ATTRIBUTE, result)
         return report
 
+    # A second implementation of the same hook (the first adds stale items before -k runs);
+    # pytest only reads methods named pytest_*, specname names the hook.
+    @pytest.hookimpl(wrapper=True, specname="pytest_collection_modifyitems")
+    def pytest_collection_modifyitems_of_a_shard(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> Iterator[None]:
+        # After every other selection (-k, a splitter): with --toll-shard, only shard 1
+        # measures the ledger's items, so each is measured once across the matrix.
+        result = yield
+        shard = self.state.shard
+        if shard is not None and shard.measures_ledger_items is False:
+            ledger = self.state.ledger.path
+            left_out = [item for item in items if item.path == ledger]
+            if left_out:
+                items[:] = [item for item in items if item.path != ledger]
+                config.hook.pytest_deselected(items=left_out)
+        return result
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.state.worker:
+            self.state.collected.update(item.nodeid for item in session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.state.collected.update(ids)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call" or self.state.worker:
             return
@@ -425,14 +470,19 @@ def _partial(session: pytest.Session, exitstatus: int) -> bool:
     config = session.config
     option = config.option
     state = require_state(config)
-    return bool(
+    # A shard's node ids and deselection are its part of the suite (``toll merge`` unions
+    # them); only a selection within it (-k, -m, --lf) or a stop makes it partial.
+    selected = state.shard is None and bool(
         config.args_source == pytest.Config.ArgsSource.ARGS
+        or getattr(option, "deselect", None)
+        or state.deselected
+    )
+    return bool(
+        selected
         or getattr(option, "keyword", "")
         or getattr(option, "markexpr", "")
         or getattr(option, "lf", False)
-        or getattr(option, "deselect", None)
         or getattr(option, "stepwise", False)
-        or state.deselected
         or session.shouldfail
         or session.shouldstop
         or exitstatus == pytest.ExitCode.INTERRUPTED
@@ -449,7 +499,9 @@ def _ledger_name(config: pytest.Config) -> str:
 
 def _write_outputs(state: TollState, report: ReportDict) -> None:
     settings = state.settings
-    github = os.environ.get("GITHUB_ACTIONS") == "true"
+    # A shard's annotations and step summary would judge part of the suite: `toll merge`
+    # writes them once, from the merged report.
+    github = os.environ.get("GITHUB_ACTIONS") == "true" and state.shard is None
     if not (github or settings.markdown or settings.badge or settings.sarif or settings.html):
         return
     try:

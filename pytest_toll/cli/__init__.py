@@ -44,6 +44,7 @@ VERBS: list[tuple[str, str, str]] = [
     ("weigh", "pytest_toll.cli.weigh", "the token cost of an MCP server's tools, with the rules"),
     ("fix", "pytest_toll.cli.fix", "edits that shrink a server's tools, each saving measured"),
     ("diff", "pytest_toll.cli.diff", "compare two JSON reports; --allow-increase makes it a gate"),
+    ("merge", "pytest_toll.cli.merge", "one verdict and one ratchet from the reports of shards"),
     ("measure", "pytest_toll.cli.measure", "what one call costs before it is sent, part by part"),
     ("calibrate", "pytest_toll.cli.calibrate", "re-derive a tokenizer scale factor from samples"),
     ("github", "pytest_toll.cli.github", "the GitHub loop: outputs, PR comment, ratchet, badge"),

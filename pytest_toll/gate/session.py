@@ -7,7 +7,7 @@ measured, plans and writes the ratchet (the controller alone calls it), and writ
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -20,7 +20,8 @@ from pytest_toll.gate.ledger_read import dotted
 from pytest_toll.gate.measurement import EntryContext
 from pytest_toll.gate.ratchet import Policy, plan_update
 from pytest_toll.gate.settings import Settings, ledger_catalogue
-from pytest_toll.report.model import EntryResult, SessionReport
+from pytest_toll.gate.shards import Shard
+from pytest_toll.report.model import CollectedDict, EntryResult, SessionReport
 
 
 @dataclass
@@ -39,6 +40,12 @@ class TollState:
     #: Why ``--toll-update`` could not write the ledger: an error of the run, not a warning.
     ledger_error: str | None = None
     report: SessionReport | None = None
+    #: Which shard of a split suite this run is (``--toll-shard``, pytest-split).
+    shard: Shard | None = None
+    #: The sha256 of the ledger's bytes as loaded (None: no ledger file).
+    ledger_sha256: str | None = None
+    #: Node ids collected after deselection (controller: from every xdist worker).
+    collected: set[str] = field(default_factory=set)
 
     @property
     def policy(self) -> Policy:
@@ -72,10 +79,16 @@ class TollState:
 def unmeasured_entries(state: TollState) -> list[str]:
     """Labels of the ledger's entries no result covers: deselected, skipped, errored before
     measuring, not collected, or on a crashed xdist worker. Their pins are kept."""
-    measured = {(result.kind, result.name) for result in state.results.values()}
+    return ledger_unmeasured_entries(state.ledger, state.results.values())
+
+
+def ledger_unmeasured_entries(ledger: Ledger, results: Iterable[EntryResult]) -> list[str]:
+    """Labels of the entries of ``ledger`` none of ``results`` covers (the session's and the
+    shard merge's one definition)."""
+    measured = {(result.kind, result.name) for result in results}
     unmeasured = []
     for kind in KINDS.values():
-        section = state.ledger.data.get(kind.name)
+        section = ledger.data.get(kind.name)
         if not isinstance(section, Mapping):
             continue
         for name in kind.entry_names(section):
@@ -101,22 +114,12 @@ def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionRepor
         partial=partial,
         entries=list(state.results.values()),
         unmeasured=unmeasured_entries(state),
+        collected=collected_of(state.collected, ledger_name),
+        ledger_sha256=state.ledger_sha256,
+        shard=None if state.shard is None else state.shard.as_dict(),
     )
     if settings.update:
-        updates = plan_update(
-            report.entries, settings.policy, ledger_tests=state.ledger.section(TESTS_KIND.name)
-        )
-        if updates:
-            try:
-                # Re-read under the ledger's lock; ``base`` tells a concurrent run's changes.
-                rewrite = rewrite_ledger(settings.ledger, updates, base=state.ledger.data)
-            except (UsageError, OSError) as error:
-                state.ledger_error = f"the ledger was not updated: {error}"
-                for entry in report.entries:
-                    entry.ratchet = None
-            else:
-                report.ledger_written = rewrite.written
-                report.ledger_removed = [dotted(keys) for keys in rewrite.removed]
+        state.ledger_error = write_ratchet(report, state.ledger, settings.policy)
     state.report = report
     if settings.json is not None:
         try:
@@ -124,6 +127,43 @@ def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionRepor
         except OSError as error:
             state.warnings.append(f"could not write the JSON report {settings.json}: {error}")
     return report
+
+
+def collected_of(nodeids: Iterable[str], ledger_name: str) -> CollectedDict:
+    """Collected node ids: Python tests, and the items of the ledger's entries
+    (``toll.yaml::servers::…``). Items the gate derives (``toll.yaml::stale::…``) are
+    neither: a merge of shards derives them again over the union."""
+    ledger_items: list[str] = []
+    tests: list[str] = []
+    for nodeid in set(nodeids):
+        parts = nodeid.split("::")
+        if parts[0] != ledger_name:
+            tests.append(nodeid)
+        elif len(parts) > 1 and parts[1] in KINDS:
+            ledger_items.append(nodeid)
+    return {"tests": sorted(tests), "ledger_items": sorted(ledger_items)}
+
+
+def write_ratchet(report: SessionReport, ledger: Ledger, policy: Policy) -> str | None:
+    """Plan the update of a judged report and rewrite ``ledger`` once (locked, atomic,
+    comments kept); returns why it could not be written, or None."""
+    updates = plan_update(
+        report.entries,
+        policy,
+        ledger_tests=ledger.section(TESTS_KIND.name),
+    )
+    if not updates:
+        return None
+    try:
+        # Re-read under the ledger's lock; ``base`` tells a concurrent run's changes.
+        rewrite = rewrite_ledger(ledger.path, updates, base=ledger.data)
+    except (UsageError, OSError) as error:
+        for entry in report.entries:
+            entry.ratchet = None
+        return f"the ledger was not updated: {error}"
+    report.ledger_written = rewrite.written
+    report.ledger_removed = [dotted(keys) for keys in rewrite.removed]
+    return None
 
 
 def write_json(report: SessionReport, path: Path) -> None:

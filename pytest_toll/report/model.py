@@ -110,6 +110,24 @@ class FixedCostDict(TypedDict, total=False):
     unmeasured: list[str]
 
 
+class CollectedDict(TypedDict):
+    """What a session collected (after deselection): what a merge of shards unions."""
+
+    tests: list[str]
+    ledger_items: list[str]
+
+
+class ShardDict(TypedDict):
+    """Which shard of a split suite a report is: ``index`` of ``count`` (1-based), how the
+    split was made, and whether this shard measures the ledger's items (None: the splitter
+    decides, item by item)."""
+
+    index: int
+    count: int
+    by: str
+    measures_ledger_items: bool | None
+
+
 class ReportDict(TypedDict, total=False):
     """``SessionReport.as_dict()``: what the JSON report holds and every output renders.
 
@@ -137,6 +155,9 @@ class ReportDict(TypedDict, total=False):
     unmeasured: list[str]
     failed: bool
     entries: list[EntryDict]
+    collected: CollectedDict
+    ledger_sha256: str | None
+    shard: ShardDict | None
 
 
 def _delta(measured: int | None, pin: int | None) -> int | None:
@@ -270,6 +291,14 @@ class SessionReport:
     tokenizer: str = "o200k_base"
     #: Labels (``servers::files``) of ledger entries no result covers; pins kept.
     unmeasured: list[str] = field(default_factory=list)
+    #: Node ids collected (sorted): Python tests, and the ledger's own items.
+    collected: CollectedDict = field(
+        default_factory=lambda: CollectedDict(tests=[], ledger_items=[])
+    )
+    #: The sha256 of the ledger's bytes as judged (None: no ledger file).
+    ledger_sha256: str | None = None
+    #: Which shard this report is, for ``toll merge`` (None: not a shard).
+    shard: ShardDict | None = None
 
     def __post_init__(self) -> None:
         self.entries.sort(key=EntryResult.sort_key)
@@ -347,6 +376,12 @@ class SessionReport:
             "unmeasured": list(self.unmeasured),
             "failed": self.failed,
             "entries": [entry.as_dict() for entry in self.entries],
+            "collected": {
+                "tests": sorted(self.collected["tests"]),
+                "ledger_items": sorted(self.collected["ledger_items"]),
+            },
+            "ledger_sha256": self.ledger_sha256,
+            "shard": None if self.shard is None else cast(ShardDict, dict(self.shard)),
         }
 
 
