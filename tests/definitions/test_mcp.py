@@ -184,6 +184,25 @@ def test_a_missing_command_and_a_bad_timeout(stdio_pump: str) -> None:
         mcp_stdio.list_stdio([])
 
 
+def test_the_chosen_pump_moves_the_bytes_and_leaves_no_thread(stdio_pump: str) -> None:
+    before = set(threading.enumerate())
+    session = mcp_stdio.StdioSession(raw("noise"), deadline=time.monotonic() + 10, timeout=10)
+    try:
+        started = {thread.name for thread in set(threading.enumerate()) - before}
+        readers = {"toll-stdout", "toll-stderr", "toll-stdin"}
+        assert started == (readers if stdio_pump == "threads" else set())
+        result = session.request("tools/list", None)
+        assert [tool["name"] for tool in result["tools"]] == ["ping"]
+        assert session.noise.count == 2
+    finally:
+        session.close()
+    # Once the server is gone its pipes end, and so do the pump's threads.
+    deadline = time.monotonic() + 3
+    while set(threading.enumerate()) - before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert set(threading.enumerate()) - before == set()
+
+
 # --- streamable HTTP --------------------------------------------------------------------
 
 

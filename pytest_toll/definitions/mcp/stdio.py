@@ -49,7 +49,9 @@ _STDERR_TAIL_LINES = 20
 # How long a server gets to exit by itself once its stdin is closed, then after SIGTERM.
 _GRACE_SECONDS = 2.0
 #: How the server's bytes arrive (``pumps``): ``select`` needs non-blocking pipes, which
-#: Windows lacks. Tests set it to run every stdio case through both.
+#: Windows lacks. Tests set it to run every stdio case through both. On the thread pump a
+#: reader blocked on a pipe a detached grandchild holds cannot be interrupted: it is a
+#: daemon thread, and the measurement still ends at its deadline.
 _PUMP = "threads" if os.name == "nt" else "select"
 #: How long a send waits for its write before reading what the server wrote meanwhile.
 _WRITE_POLL_SECONDS = 0.05
