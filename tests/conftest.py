@@ -17,6 +17,7 @@ import ruamel.yaml  # noqa: F401
 import yaml  # noqa: F401
 
 from pytest_toll.core import tokens
+from pytest_toll.definitions.mcp import stdio
 
 # tiktoken caches a downloaded vocabulary under sha1(its URL); placing our shipped file there
 # lets tiktoken build its own o200k_base with no network, to serve as the reference.
@@ -55,3 +56,11 @@ def altered_vocabulary(tmp_path: Path) -> Path:
     altered = tmp_path / "o200k_base.tiktoken.gz"
     altered.write_bytes(gzip.compress(data.replace(b" 0\n", b" 1\n", 1)))
     return altered
+
+
+@pytest.fixture(params=["select", "threads"])
+def stdio_pump(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each stdio case through both pumps: the thread pump is the one Windows uses, tested
+    here on every platform."""
+    monkeypatch.setattr(stdio, "_PUMP", request.param)
+    return str(request.param)

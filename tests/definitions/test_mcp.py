@@ -53,7 +53,7 @@ def sdk_oracle(*args: str) -> list[dict[str, Any]]:
 # --- stdio ------------------------------------------------------------------------------
 
 
-def test_stdio_lists_what_the_sdk_serves_through_every_page() -> None:
+def test_stdio_lists_what_the_sdk_serves_through_every_page(stdio_pump: str) -> None:
     listing = mcp_stdio.list_stdio(sdk("--page-size", "2", "--extra", "5"), timeout=20)
     extras = ["extra_000", "extra_001", "extra_002", "extra_003", "extra_004"]
     assert names(listing) == [*SDK_NAMES, *extras]
@@ -74,7 +74,7 @@ def test_stdio_lists_what_the_sdk_serves_through_every_page() -> None:
 # are exercised end to end in tests/test_weigh.py.
 
 
-def test_noise_between_answers_is_collected() -> None:
+def test_noise_between_answers_is_collected(stdio_pump: str) -> None:
     listing = mcp_stdio.list_stdio(raw("noise"), timeout=10)
     assert names(listing) == ["ping"]
     assert listing.protocol_version == "2025-06-18"
@@ -98,7 +98,9 @@ def _gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-def test_a_hang_times_out_and_the_whole_process_group_is_killed(tmp_path: Path) -> None:
+def test_a_hang_times_out_and_the_whole_process_group_is_killed(
+    tmp_path: Path, stdio_pump: str
+) -> None:
     pid_file = tmp_path / "child.pid"
     started = time.monotonic()
     with pytest.raises(CouldNotJudge) as caught:
@@ -119,7 +121,7 @@ def test_a_hang_times_out_and_the_whole_process_group_is_killed(tmp_path: Path) 
     assert _gone(child), "the server's child outlived the timeout"
 
 
-def test_a_server_that_dies_shows_its_exit_code_and_stderr() -> None:
+def test_a_server_that_dies_shows_its_exit_code_and_stderr(stdio_pump: str) -> None:
     with pytest.raises(CouldNotJudge) as caught:
         mcp_stdio.list_stdio(raw("die"), timeout=10)
     message = str(caught.value)
@@ -130,7 +132,7 @@ def test_a_server_that_dies_shows_its_exit_code_and_stderr() -> None:
     )
 
 
-def test_a_json_rpc_error_is_reported_with_code_and_message() -> None:
+def test_a_json_rpc_error_is_reported_with_code_and_message(stdio_pump: str) -> None:
     with pytest.raises(mcp_listing.RpcError) as caught:
         mcp_stdio.list_stdio(sdk("--fail-list"), timeout=20)
     assert caught.value.code == -32603
@@ -140,46 +142,65 @@ def test_a_json_rpc_error_is_reported_with_code_and_message() -> None:
     assert "  | server ready" in str(caught.value)
 
 
-def test_a_repeated_cursor_is_a_loop() -> None:
+def test_a_repeated_cursor_is_a_loop(stdio_pump: str) -> None:
     with pytest.raises(CouldNotJudge, match=r"tools/list page 2: nextCursor same was already"):
         mcp_stdio.list_stdio(sdk("--page-size", "1", "--loop-cursor"), timeout=20)
 
 
-def test_a_result_that_is_not_a_tools_list() -> None:
+def test_a_result_that_is_not_a_tools_list(stdio_pump: str) -> None:
     with pytest.raises(
         CouldNotJudge, match=r"tools/list page 1: result is not a tools list: \{\"items\": \[\]\}"
     ):
         mcp_stdio.list_stdio(raw("not-a-list"), timeout=10)
 
 
-def test_a_2026_server_without_initialize_gets_a_bare_tools_list() -> None:
+def test_a_2026_server_without_initialize_gets_a_bare_tools_list(stdio_pump: str) -> None:
     listing = mcp_stdio.list_stdio(raw("bare"), timeout=10)
     assert names(listing) == ["ping"]
     assert listing.protocol_version == "2026-07-28"
     assert listing.instructions is None
 
 
-def test_the_sdk_refusing_initialize_is_asked_the_2026_way() -> None:
+def test_the_sdk_refusing_initialize_is_asked_the_2026_way(stdio_pump: str) -> None:
     listing = mcp_stdio.list_stdio(sdk("--modern-only"), timeout=20)
     assert names(listing) == SDK_NAMES
     assert listing.protocol_version == "2026-07-28"
     assert [dict(tool) for tool in listing.tools] == sdk_oracle()
 
 
-def test_env_and_cwd_reach_the_server(tmp_path: Path) -> None:
+def test_env_and_cwd_reach_the_server(tmp_path: Path, stdio_pump: str) -> None:
     listing = mcp_stdio.list_stdio(
         raw("env"), env={"TOLL_TEST_VALUE": "42"}, cwd=tmp_path, timeout=10
     )
     assert listing.tools[0]["description"] == f"42 in {tmp_path}"
 
 
-def test_a_missing_command_and_a_bad_timeout() -> None:
+def test_a_missing_command_and_a_bad_timeout(stdio_pump: str) -> None:
     with pytest.raises(CouldNotJudge, match=r"command not found: no-such-toll-server$"):
         mcp_stdio.list_stdio(["no-such-toll-server", "--flag"])
     with pytest.raises(CouldNotJudge, match="timeout must be a positive number"):
         mcp_stdio.list_stdio(sdk(), timeout=0)
     with pytest.raises(CouldNotJudge, match="no server command given"):
         mcp_stdio.list_stdio([])
+
+
+def test_the_chosen_pump_moves_the_bytes_and_leaves_no_thread(stdio_pump: str) -> None:
+    before = set(threading.enumerate())
+    session = mcp_stdio.StdioSession(raw("noise"), deadline=time.monotonic() + 10, timeout=10)
+    try:
+        started = {thread.name for thread in set(threading.enumerate()) - before}
+        readers = {"toll-stdout", "toll-stderr", "toll-stdin"}
+        assert started == (readers if stdio_pump == "threads" else set())
+        result = session.request("tools/list", None)
+        assert [tool["name"] for tool in result["tools"]] == ["ping"]
+        assert session.noise.count == 2
+    finally:
+        session.close()
+    # Once the server is gone its pipes end, and so do the pump's threads.
+    deadline = time.monotonic() + 3
+    while set(threading.enumerate()) - before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert set(threading.enumerate()) - before == set()
 
 
 # --- streamable HTTP --------------------------------------------------------------------

@@ -53,12 +53,18 @@ def run_toll(
     stdin: bytes | None = None,
     cwd: Path | None = None,
     wall: float = 40.0,
+    pump: str | None = None,
 ) -> Outcome:
     """``toll ARGS`` in a child process with ``RLIMIT_AS`` at ``MEMORY_LIMIT``.
 
     ``wall`` only keeps a regression from hanging the suite: the cases assert far less.
+    ``pump`` chooses how a stdio server is read (``select`` or ``threads``; else the
+    platform's own).
     """
-    code = "import sys; from pytest_toll.cli import main; sys.exit(main())"
+    choose = (
+        f"from pytest_toll.definitions.mcp import stdio; stdio._PUMP = {pump!r}; " if pump else ""
+    )
+    code = f"import sys; {choose}from pytest_toll.cli import main; sys.exit(main())"
     started = time.monotonic()
     completed = subprocess.run(
         [sys.executable, "-c", code, *args],

@@ -83,10 +83,12 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_hostile_stdio_server_ends_at_the_deadline(case: str, tmp_path: Path) -> None:
+def test_hostile_stdio_server_ends_at_the_deadline(
+    case: str, tmp_path: Path, stdio_pump: str
+) -> None:
     body, expected = CASES[case]
     argv, pids = write_server(tmp_path, "server", body)
-    outcome = run_toll("weigh", "--timeout", str(DEADLINE), "--", *argv)
+    outcome = run_toll("weigh", "--timeout", str(DEADLINE), "--", *argv, pump=stdio_pump)
     try:
         if case.startswith("stderr"):
             # The stderr tail rides along (bounded): the first line is the verdict.
@@ -101,18 +103,20 @@ def test_hostile_stdio_server_ends_at_the_deadline(case: str, tmp_path: Path) ->
         assert_no_leftover(pids)
 
 
-def test_a_setsid_grandchild_is_found_and_named(tmp_path: Path) -> None:
+def test_a_setsid_grandchild_is_found_and_named(tmp_path: Path, stdio_pump: str) -> None:
     argv, pids = write_server(tmp_path, "server", SETSID_GRANDCHILD)
-    outcome = run_toll("weigh", "--timeout", str(DEADLINE), "--", *argv)
+    outcome = run_toll("weigh", "--timeout", str(DEADLINE), "--", *argv, pump=stdio_pump)
     try:
         assert_could_not_judge(outcome, "outside its process group", within=DEADLINE)
     finally:
         assert_no_leftover(pids)
 
 
-def test_a_server_echoing_its_secret_env_is_scrubbed(tmp_path: Path) -> None:
+def test_a_server_echoing_its_secret_env_is_scrubbed(tmp_path: Path, stdio_pump: str) -> None:
     argv, pids = write_server(tmp_path, "server", ECHOES_ITS_ENV)
-    outcome = run_toll("weigh", "--timeout", "10", "--env", f"API_TOKEN={TOKEN}", "--", *argv)
+    outcome = run_toll(
+        "weigh", "--timeout", "10", "--env", f"API_TOKEN={TOKEN}", "--", *argv, pump=stdio_pump
+    )
     try:
         assert outcome.code == 2
         assert "bad key [secret]" in outcome.stderr

@@ -4,8 +4,9 @@ The server is started from an argv list (never a shell) in its own process group
 over newline-delimited JSON-RPC, and always reaped — on a timeout the whole group is killed,
 so a server's own children do not outlive it. Faults carry the server's stderr tail.
 
-Bounded in time and memory whatever the server does: its pipes are read without blocking,
-under the measurement's deadline (``select``, never a blocking ``readline``); a stdout line
+Bounded in time and memory whatever the server does: its pipes are read under the
+measurement's deadline, never by a blocking ``readline`` on this thread (``select`` on
+POSIX, reader threads on Windows: see ``pumps``); a stdout line
 is read against ``MAX_MESSAGE_BYTES`` and only the last ``STDERR_TAIL_BYTES`` of stderr are
 kept. A process that left the group (``setsid``) but still holds the server's pipes is found
 through ``/proc`` on Linux and killed; where it cannot be, the message says so.
@@ -17,7 +18,6 @@ import contextlib
 import itertools
 import json
 import os
-import selectors
 import shlex
 import signal
 import subprocess
@@ -25,13 +25,14 @@ import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, MAX_MESSAGE_BYTES, STDERR_TAIL_BYTES
 from pytest_toll.core.secrets import remember_setting
 from pytest_toll.core.textio import describe_size, load_json
 from pytest_toll.definitions.mcp import process as server_process
+from pytest_toll.definitions.mcp import pumps
 from pytest_toll.definitions.mcp.listing import (
     METHOD_NOT_FOUND,
     Listing,
@@ -47,7 +48,13 @@ from pytest_toll.definitions.mcp.listing import (
 _STDERR_TAIL_LINES = 20
 # How long a server gets to exit by itself once its stdin is closed, then after SIGTERM.
 _GRACE_SECONDS = 2.0
-_READ_CHUNK = 1 << 16
+#: How the server's bytes arrive (``pumps``): ``select`` needs non-blocking pipes, which
+#: Windows lacks. Tests set it to run every stdio case through both. On the thread pump a
+#: reader blocked on a pipe a detached grandchild holds cannot be interrupted: it is a
+#: daemon thread, and the measurement still ends at its deadline.
+_PUMP = "threads" if os.name == "nt" else "select"
+#: How long a send waits for its write before reading what the server wrote meanwhile.
+_WRITE_POLL_SECONDS = 0.05
 # How often a silent server is checked for having exited, and how long its stdout may stay
 # open after that (held by something it started) before it counts as closed.
 _POLL_SECONDS = 0.25
@@ -86,6 +93,7 @@ class StdioSession:
         self._lines: deque[str] = deque()
         self._partial = bytearray()
         self._stderr = bytearray()
+        self._events: deque[pumps.Event] = deque()
         self._closed = False
         for name, value in (env or {}).items():
             remember_setting(name, value, kind="env")
@@ -101,32 +109,21 @@ class StdioSession:
             raise CouldNotJudge(f"{self.target}: cannot execute: {error}") from None
         except OSError as error:
             raise CouldNotJudge(f"{self.target}: cannot start: {error}") from None
-        assert self._process.stdin and self._process.stdout and self._process.stderr
-        self._stdin_fd = self._process.stdin.fileno()
-        self._selector = selectors.DefaultSelector()
-        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
-            os.set_blocking(stream.fileno(), False)
-        self._selector.register(self._process.stdout, selectors.EVENT_READ, "stdout")
-        self._selector.register(self._process.stderr, selectors.EVENT_READ, "stderr")
+        self._bytes = pumps.start_pump(_PUMP, self._process)
         self._open_streams = {"stdout", "stderr"}
 
     # --- reading, under the deadline -----------------------------------------------------
 
     def _pump(self, until: float) -> None:
-        """Read whatever the server wrote, waiting at most until ``until``."""
-        if not self._open_streams:
-            return
-        for key, _ in self._selector.select(timeout=max(until - time.monotonic(), 0.0)):
-            name = key.data
-            stream: IO[bytes] = key.fileobj  # type: ignore[assignment]
-            try:
-                chunk = os.read(stream.fileno(), _READ_CHUNK)
-            except BlockingIOError:
-                continue
-            except OSError:
-                chunk = b""
+        """Take in whatever the server wrote, waiting at most until ``until``."""
+        if not self._events:
+            # With both streams closed this still waits (for a write), never spins.
+            self._events.extend(self._bytes.wait(until))
+        # One event at a time: a fault raised by one leaves the rest (an end of stream among
+        # them) to be taken in while the session closes.
+        while self._events:
+            name, chunk = self._events.popleft()
             if not chunk:
-                self._selector.unregister(stream)
                 self._open_streams.discard(name)
                 if name == "stdout" and self._partial:
                     self._take_line(bytes(self._partial))
@@ -210,24 +207,20 @@ class StdioSession:
     # --- writing, under the deadline -----------------------------------------------------
 
     def _send(self, message: Mapping[str, Any]) -> None:
-        data = memoryview(json.dumps(message).encode() + b"\n")
         try:
-            while data:
-                remaining = self._deadline - time.monotonic()
-                if remaining <= 0:
+            self._bytes.start_write(json.dumps(message).encode() + b"\n")
+            while True:
+                if self._deadline - time.monotonic() <= 0:
                     raise CouldNotJudge(
                         self._fault(
                             f"stopped reading its stdin; gave up at the {self._timeout:g}s "
                             "timeout and killed the server's process group"
                         )
                     )
-                try:
-                    written = os.write(self._stdin_fd, data)
-                except BlockingIOError:
-                    # Its stdin is full: read what it writes meanwhile, so neither side waits.
-                    self._pump(min(self._deadline, time.monotonic() + 0.05))
-                    continue
-                data = data[written:]
+                if self._bytes.write_done():
+                    return
+                # Its stdin is full: read what it writes meanwhile, so neither side waits.
+                self._pump(min(self._deadline, time.monotonic() + _WRITE_POLL_SECONDS))
         except (BrokenPipeError, ValueError, OSError):
             running = "stopped reading its stdin but did not exit"
             raise CouldNotJudge(self._fault(self._exit_description(running))) from None
@@ -311,9 +304,7 @@ class StdioSession:
             return
         self._closed = True
         process = self._process
-        with contextlib.suppress(OSError):
-            if process.stdin is not None:
-                process.stdin.close()
+        self._bytes.close_stdin()
         past_deadline = time.monotonic() >= self._deadline
         try:
             process.wait(timeout=0 if past_deadline else _GRACE_SECONDS)
@@ -349,10 +340,7 @@ class StdioSession:
                     "server had started outside its process group (setsid) that still held "
                     "its pipes"
                 )
-        self._selector.close()
-        for stream in (self._process.stdout, self._process.stderr):
-            if stream is not None:
-                stream.close()
+        self._bytes.close()
 
     def _pump_until_closed(self, until: float) -> None:
         with contextlib.suppress(CouldNotJudge):  # a cut line no longer matters here
