@@ -10,6 +10,11 @@ Every number this package reports carries how it was made (its *method*):
 The vocabulary ships in the package and is verified against the sha256 tiktoken itself
 pins; nothing here ever touches the network. tiktoken is imported, and the vocabulary read,
 the first time an o200k count is asked for — once per process.
+
+A faster exact counter (quicktok, the ``pytest-toll[fast]`` extra) counts when it is installed
+and asked for (:func:`exact_count`), and only after it has given tiktoken's count on every
+text of a built-in probe corpus in this process; on any difference tiktoken counts, and a
+warning says why. tiktoken stays the reference: ``TOLL_COUNTER=tiktoken`` forces it.
 """
 
 from __future__ import annotations
@@ -18,9 +23,12 @@ import binascii
 import gzip
 import hashlib
 import math
+import os
+import random
 import threading
+import warnings
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -159,6 +167,105 @@ def encoding_loaded() -> bool:
     return _encoding is not None
 
 
+# --- the fast exact counter, adopted only behind proof ------------------------------------
+
+#: ``TOLL_COUNTER=tiktoken`` counts with the reference alone, even when quicktok is installed.
+COUNTER_ENVIRONMENT = "TOLL_COUNTER"
+FAST_COUNTER_PACKAGE = "quicktok"
+
+
+def probe_texts() -> list[str]:
+    """The texts a fast counter must count exactly as tiktoken does before it is used: the
+    pre-tokenizer's hard cases (whitespace runs, contractions, digits, mixed scripts, combining
+    marks, emoji sequences, special-token text, lone surrogates) and seeded random mixes."""
+    fixed = [
+        "",
+        " ",
+        "hello world",
+        "Hello <|endoftext|> world <|endofprompt|>",
+        "I'm sure they'll say WE'RE done; DON'T you've it's",
+        "12345678901234567890 3.14159 -0x1F 1,000,000",
+        "def f(x):\n\treturn {'a': [1, 2, 3]}  # comment\r\n",
+        " " * 300 + "x" + "\n" * 40 + "\t" * 17 + " \n \n  ",
+        "a" * 5000,
+        "日本語のテキストと漢字、カタカナ。中文文本。한국어 텍스트",
+        "Привет, мир! Ελληνικά. עברית. العربية. हिन्दी में लिखा पाठ",
+        "e\u0301 a\u0308 n\u0303 \u0915\u094d\u0937",
+        "👩‍👩‍👧‍👦 🏳️‍🌈 👍🏽 ✈️ 🇯🇵",
+        "lone \ud800 surrogate \udfff here",
+        '{"tool_use_id": "toolu_01", "content": "line 1\\nline 2"}',
+        "https://example.com/path?q=a+b&x=%20#frag SGVsbG8gd29ybGQ=",
+        "\x00\x01\x7f\u00a0\u2028\u2029\ufeff",
+    ]
+    alphabet = (
+        " \t\n\r" + "abcdefXYZ'0123456789.,;:!?-_/\\\"{}[]()<>|@#$%^&*+=~`"
+        + "éüßøñçÅ" + "日本語中文한국" + "Жжδλ" + "ابت" + "कि" + "😀👍🏽\u200d"
+    )
+    rng = random.Random(15)
+    fixed += ["".join(rng.choices(alphabet, k=rng.randint(1, 400))) for _ in range(300)]
+    return fixed
+
+
+_exact: Callable[[str], int] | None = None
+_exact_engine = ""
+_exact_lock = threading.Lock()
+
+
+def _reference_count(text: str) -> int:
+    return len(encoding().encode_ordinary(text))
+
+
+def _prove_fast_counter() -> tuple[Callable[[str], int] | None, str]:
+    """quicktok's count, if installed and equal to tiktoken on the probe; else None and why."""
+    if os.environ.get(COUNTER_ENVIRONMENT, "").strip().lower() == "tiktoken":
+        return None, f"tiktoken ({COUNTER_ENVIRONMENT}=tiktoken)"
+    try:
+        import quicktok
+    except ImportError:
+        return None, "tiktoken (quicktok not installed)"
+    version = getattr(quicktok, "__version__", "?")
+    try:
+        fast_count: Callable[[str], int] = quicktok.get_encoding(TOKENIZER_NAME).count
+    except Exception as error:  # a broken install is a reason to fall back, never a crash
+        return None, f"tiktoken (quicktok {version} failed to load: {error})"
+
+    def count(text: str) -> int:
+        try:
+            return fast_count(text)
+        except (UnicodeEncodeError, TypeError):  # lone surrogates: tiktoken repairs them
+            return _reference_count(text)
+
+    for text in probe_texts():
+        fast, reference = count(text), _reference_count(text)
+        if fast != reference:
+            reason = (
+                f"quicktok {version} counts {fast} where tiktoken counts {reference} "
+                f"on the probe text {text[:40]!r}; counting with tiktoken"
+            )
+            warnings.warn(reason, RuntimeWarning, stacklevel=3)
+            return None, f"tiktoken ({reason})"
+    return count, f"quicktok {version} (equal to tiktoken on {len(probe_texts())} probe texts)"
+
+
+def exact_count(fast: bool = True) -> Callable[[str], int]:
+    """The process-wide exact o200k count function: the fast counter once proven (``fast``
+    and installed), else tiktoken. Loading and proving happen on the first call."""
+    global _exact, _exact_engine
+    if not fast:
+        return _reference_count
+    if _exact is None:
+        with _exact_lock:
+            if _exact is None:
+                found, _exact_engine = _prove_fast_counter()
+                _exact = found or _reference_count
+    return _exact
+
+
+def exact_engine() -> str:
+    """Which engine :func:`exact_count` chose, and why (empty before its first use)."""
+    return _exact_engine
+
+
 # --- counters ---------------------------------------------------------------------------
 
 # Texts shorter than this are their own cache key (str caches its hash); longer ones are keyed
@@ -204,11 +311,16 @@ class O200kCounter:
     method = O200K
     description = "o200k_base via tiktoken, exact for OpenAI models"
 
+    def __init__(self, fast: bool = False) -> None:
+        #: count with the proven fast counter when installed (pays its load and the probe,
+        #: ~1.5 s here: worth it for megabytes of text, not for one tools list)
+        self.fast = fast
+
     def count(self, text: str) -> int:
         key = _cache_key(O200K, text)
         tokens = _cache.get(key)
         if tokens is None:
-            tokens = len(encoding().encode_ordinary(text))
+            tokens = exact_count(self.fast)(text)
             _remember(key, tokens)
         return tokens
 

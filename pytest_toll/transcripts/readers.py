@@ -23,25 +23,57 @@ Known format facts the readers rely on:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import os
 import re
-import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:  # orjson parses a line ~1.6× faster than json when installed; not required
-    import orjson
+from pytest_toll.transcripts.images import Image, image_block
 
-    _loads: Any = orjson.loads
-    _JSONError: type[Exception] = orjson.JSONDecodeError
-except ImportError:  # optional: parsing is ~2% of a scan (bench/scan.py), json does too
-    _loads = json.loads
-    _JSONError = ValueError
+
+def json_parser() -> tuple[Callable[[bytes], Any], str]:
+    """orjson's ``loads`` (a dependency: 2-3× the standard module's speed on these lines), or
+    the standard module's where orjson cannot be installed; and the parser's name."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency; this keeps a broken
+        return json.loads, "json"  # install working, only slower
+    return orjson.loads, "orjson"
+
+
+# Every line a scan needs (a tool call or result, a usage block, a compaction, Codex's session,
+# model and token-count lines) holds one of these; the rest need not be parsed at all.
+_SCAN_NEEDLES = (
+    b'"tool_use',
+    b'"tool_result"',
+    b'"usage"',
+    b"compact",
+    b"_call",
+    b'"token_count"',
+    b'"session_meta"',
+    b'"turn_context"',
+)
+
+
+def _skippable(raw: bytes) -> bool:
+    """Whether a scan can pass over this line unparsed: it holds no needle and looks like one
+    whole JSON object in valid UTF-8 (so a truncated or garbled line is still parsed, and
+    reported). Damage inside such a line's braces goes unreported: it carried nothing."""
+    for needle in _SCAN_NEEDLES:
+        if needle in raw:
+            return False
+    if not (raw.startswith(b"{") and raw.rstrip().endswith(b"}")):
+        return False
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 #: Lines longer than this are counted as unreadable and skipped without being held whole.
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -56,15 +88,6 @@ SHELL_TOOLS = frozenset(
 
 
 # --- records -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Image:
-    """An image block; ``width``/``height`` are None when the header could not be read."""
-
-    media_type: str
-    width: int | None
-    height: int | None
 
 
 @dataclass(frozen=True)
@@ -137,20 +160,28 @@ Record = CallRecord | ResultRecord | UsageRecord | TextRecord | BoundaryRecord |
 
 
 def iter_lines(
-    path: Path, max_line_bytes: int = MAX_LINE_BYTES
+    path: Path, max_line_bytes: int = MAX_LINE_BYTES, start: int = 0, end: int | None = None
 ) -> Iterator[tuple[int, bytes | None]]:
-    """``(line number, bytes)`` per non-blank line; bytes is None for an oversized line."""
+    """``(line number, bytes)`` per non-blank line; bytes is None for an oversized line.
+
+    With ``start``/``end`` (line starts, as :func:`segment_bounds` gives them) only the lines
+    that start in that byte range are read, numbered from 1 within it."""
     with path.open("rb", buffering=1 << 20) as stream:
+        if start:
+            stream.seek(start)
+        position = start
         number = 0
-        while True:
+        while end is None or position < end:
             line = stream.readline(max_line_bytes)
             if not line:
                 return
+            position += len(line)
             number += 1
             if len(line) == max_line_bytes and not line.endswith(b"\n"):
                 # Drain the rest of the line in bounded chunks; never hold it whole.
                 while True:
                     chunk = stream.readline(max_line_bytes)
+                    position += len(chunk)
                     if not chunk or chunk.endswith(b"\n"):
                         break
                 yield number, None
@@ -159,77 +190,31 @@ def iter_lines(
                 yield number, line
 
 
+def segment_bounds(path: Path, size: int, segment_bytes: int) -> list[tuple[int, int]]:
+    """The file cut into byte ranges of about ``segment_bytes``, each starting at a line start.
+
+    Cut ``k`` is the first line start at or after ``k × segment_bytes``: it depends only on the
+    bytes before it, so appending to a file leaves every earlier cut where it was."""
+    cuts = [0]
+    with path.open("rb") as stream:
+        for nominal in range(segment_bytes, size, segment_bytes):
+            stream.seek(nominal - 1)
+            # The line that holds byte nominal - 1 ends at the next newline (bounded reads).
+            while True:
+                chunk = stream.readline(1 << 20)
+                if not chunk or chunk.endswith(b"\n"):
+                    break
+            cut = stream.tell()
+            if cut >= size:
+                break
+            if cut > cuts[-1]:
+                cuts.append(cut)
+    cuts.append(size)
+    return list(zip(cuts, cuts[1:]))
+
+
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-# --- images ------------------------------------------------------------------------------
-
-
-def image_size(data: bytes) -> tuple[int, int] | None:
-    """Width and height from a PNG, GIF, WebP or JPEG header, or None."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) >= 24:
-        width, height = struct.unpack(">II", data[16:24])
-        return width, height
-    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
-        width, height = struct.unpack("<HH", data[6:10])
-        return width, height
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 30:
-        chunk = data[12:16]
-        if chunk == b"VP8X":
-            width = 1 + int.from_bytes(data[24:27], "little")
-            height = 1 + int.from_bytes(data[27:30], "little")
-            return width, height
-        if chunk == b"VP8L":
-            bits = int.from_bytes(data[21:25], "little")
-            return 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
-        if chunk == b"VP8 ":
-            width, height = struct.unpack("<HH", data[26:30])
-            return width & 0x3FFF, height & 0x3FFF
-        return None
-    if data[:2] == b"\xff\xd8":
-        index = 2
-        while index + 9 < len(data):
-            if data[index] != 0xFF:
-                index += 1
-                continue
-            marker = data[index + 1]
-            if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7 or marker == 0xFF:
-                index += 1 if marker == 0xFF else 2
-                continue
-            length = int.from_bytes(data[index + 2 : index + 4], "big")
-            # SOF markers carry the frame size; C4 (DHT), C8 and CC are not frames.
-            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-                height, width = struct.unpack(">HH", data[index + 5 : index + 9])
-                return width, height
-            index += 2 + length
-    return None
-
-
-def _image_from_base64(media_type: str, data: object) -> Image:
-    size = None
-    if isinstance(data, str):
-        # Headers sit at the start, but a JPEG's frame marker can follow a large EXIF block.
-        head = data[: 256 * 1024]
-        head = head[: len(head) - len(head) % 4]
-        try:
-            size = image_size(base64.b64decode(head, validate=False))
-        except (binascii.Error, ValueError):
-            size = None
-    if size is None:
-        return Image(media_type, None, None)
-    return Image(media_type, size[0], size[1])
-
-
-def _image_block(block: Mapping[str, Any]) -> Image:
-    source = block.get("source")
-    if isinstance(source, Mapping):
-        return _image_from_base64(str(source.get("media_type", "")), source.get("data"))
-    url = block.get("image_url")
-    if isinstance(url, str) and url.startswith("data:") and "," in url:
-        header, _, data = url.partition(",")
-        return _image_from_base64(header[5:].split(";")[0], data)
-    return Image("", None, None)
 
 
 # --- content blocks ----------------------------------------------------------------------
@@ -256,7 +241,7 @@ def _blocks_text(content: object) -> tuple[str, tuple[Image, ...], int]:
         kind = block.get("type")
         text = block.get("text")
         if kind in ("image", "input_image"):
-            images.append(_image_block(block))
+            images.append(image_block(block))
         elif isinstance(text, str):
             texts.append(text)
         else:
@@ -516,23 +501,34 @@ def _is_codex(line: Mapping[str, Any]) -> bool:
 
 
 def read_records(
-    path: Path, *, with_text: bool = False, max_line_bytes: int = MAX_LINE_BYTES
+    path: Path,
+    *,
+    with_text: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    start: int = 0,
+    end: int | None = None,
 ) -> Iterator[Record]:
     """Every record of one transcript file, in file order; each bad line a :class:`BadLine`.
 
-    ``with_text`` adds the conversation text (for context and drift); scans leave it off.
-    The format is decided per line, so a file of either kind (or a mix) reads correctly.
+    ``with_text`` adds the conversation text (for context and drift); scans leave it off, and
+    then skip unparsed the lines that can hold no record (:func:`_skippable`). The format is
+    decided per line, so a file of either kind (or a mix) reads correctly. ``start``/``end``
+    read one segment (:func:`segment_bounds`), its lines numbered from 1 and its duplicate
+    calls and turns dropped within it only.
     """
+    loads, _ = json_parser()
     fallback = path.stem
     claude = _ClaudeState(subagent=path.stem if is_subagent_file(path) else None)
     codex = _CodexState(session=fallback)
-    for number, raw in iter_lines(path, max_line_bytes):
+    for number, raw in iter_lines(path, max_line_bytes, start, end):
         if raw is None:
             yield BadLine(number, f"line longer than {max_line_bytes:,} bytes, skipped")
             continue
+        if not with_text and _skippable(raw):
+            continue
         try:
-            line = _loads(raw)
-        except (_JSONError, ValueError) as error:
+            line = loads(raw)
+        except ValueError as error:
             reason = "invalid UTF-8" if isinstance(error, UnicodeDecodeError) else "not JSON"
             if "utf-8" in str(error).lower() or "utf8" in str(error).lower():
                 reason = "invalid UTF-8"
@@ -553,12 +549,13 @@ def read_records(
 
 def transcript_format(path: Path) -> str:
     """``codex`` or ``claude``, judged from the first readable line."""
+    loads, _ = json_parser()
     for _, raw in iter_lines(path):
         if raw is None:
             continue
         try:
-            line = _loads(raw)
-        except (_JSONError, ValueError):
+            line = loads(raw)
+        except ValueError:
             continue
         if isinstance(line, dict):
             return CODEX if _is_codex(line) else CLAUDE

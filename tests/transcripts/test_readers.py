@@ -21,11 +21,12 @@ from pytest_toll.transcripts.readers import (
     UsageRecord,
     default_roots,
     discover,
-    image_size,
+
     read_records,
     transcript_format,
 )
 from pytest_toll.transcripts.summary import summarize_file
+from pytest_toll.transcripts.images import image_size
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
 MAIN = FIXTURES / "claude" / "repo" / "sess-main.jsonl"
