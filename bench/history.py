@@ -164,9 +164,15 @@ def _claude_turns(
                 }
             )
         if turn % 9 == 1:
-            snapshot = {f"{cwd}/src/{name}.py": {"backupFileName": None} for name in IDENTIFIERS[:8]}
+            snapshot = {
+                f"{cwd}/src/{name}.py": {"backupFileName": None} for name in IDENTIFIERS[:8]
+            }
             lines.append(
-                {"type": "file-history-snapshot", "messageId": f"{tag}-{turn}", "snapshot": snapshot}
+                {
+                    "type": "file-history-snapshot",
+                    "messageId": f"{tag}-{turn}",
+                    "snapshot": snapshot,
+                }
             )
         usage = {
             "input_tokens": 3,
@@ -232,7 +238,12 @@ def _claude_turns(
             )
             prompt += len(result) // 4
         lines.append(
-            {**base, "type": "system", "subtype": "turn_duration", "durationMs": rng.randint(1, 9e4)}
+            {
+                **base,
+                "type": "system",
+                "subtype": "turn_duration",
+                "durationMs": rng.randint(1, 90_000),
+            }
         )
         size += sum(len(_dump(line)) for line in lines[-(len(blocks) + 3 * len(calls) + 3) :])
     return lines
@@ -263,7 +274,9 @@ def _codex_session(rng: random.Random, number: int, budget: int, write: _Writer)
     turn = 0
     while write.bytes - start < budget:
         turn += 1
-        write.line({"timestamp": stamp, "type": "turn_context", "payload": {"model": "gpt-5-codex"}})
+        write.line(
+            {"timestamp": stamp, "type": "turn_context", "payload": {"model": "gpt-5-codex"}}
+        )
         if turn % 5 == 1:
             write.line(
                 {
@@ -314,17 +327,22 @@ def _codex_session(rng: random.Random, number: int, budget: int, write: _Writer)
         info = {"total_token_usage": {"total": total}, "last_token_usage": usage}
         write.line({"type": "event_msg", "payload": {"type": "token_count", "info": info}})
         write.line(
-            {"type": "event_msg", "payload": {"type": "agent_message", "message": _prose(rng, 5, 40)}}
+            {
+                "type": "event_msg",
+                "payload": {"type": "agent_message", "message": _prose(rng, 5, 40)},
+            }
         )
 
 
-def generate(root: Path, megabytes: float, texts_out: Path, seed: int = 11) -> tuple[int, int]:
+def generate(
+    root: Path, megabytes: float, texts_out: Path, seed: int = 11, session_megabytes: float = 2.0
+) -> tuple[int, int]:
     """Write the history under ``root`` (a ``claude`` and a ``codex`` folder) and the result
-    texts to ``texts_out``. Returns (bytes written, files written)."""
+    texts to ``texts_out``; sessions average ``session_megabytes``. Returns (bytes, files)."""
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     target = int(megabytes * 1_000_000)
-    session_bytes = 2_000_000
+    session_bytes = int(session_megabytes * 1_000_000)
     written = files = 0
     resumable: list[tuple[Path, str, list[dict[str, Any]]]] = []
     with texts_out.open("w", encoding="utf-8") as texts:

@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from history import generate  # noqa: E402
+from bench.history import generate
 
 
 def _floor(history: Path, texts: Path) -> None:
@@ -159,7 +159,9 @@ def main() -> None:
             roots = [history / "claude", history / "codex"]
             floor = _child(["--floor", str(history), str(texts)], here)
             floor_2 = (floor["parse"] + floor["count"]) / 2
-            timings = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in floor["timings"].items())
+            timings = ", ".join(
+                f"{name} {seconds:.2f} s" for name, seconds in floor["timings"].items()
+            )
             print(
                 f"{megabytes:g} MB: floor {floor_2:.2f} s on 2 cores (orjson over "
                 f"{floor['lines']:,} lines {floor['parse']:.2f} s + {floor['tokens']:,} result "
@@ -170,7 +172,9 @@ def main() -> None:
             if args.before is not None:
                 before = _measure_code(roots, work, str(args.before), "before")
                 measured.insert(0, ("before", before))
-                print(f"  reports before and after identical: {before['report'] == after['report']}")
+                print(
+                    f"  reports before and after identical: {before['report'] == after['report']}"
+                )
             for label, result in measured:
                 rows.append((megabytes, label, floor_2, result))
                 print(
@@ -184,7 +188,9 @@ def main() -> None:
         finally:
             shutil.rmtree(work, ignore_errors=True)
     print()
-    print("| history | code | cold, 1 worker | cold, 2 workers | floor (2 cores) | cold 2 / floor | warm | peak RSS |")
+    print(
+        "| history | code | cold, 1 worker | cold, 2 workers | floor (2 cores) | cold 2 / floor | warm | peak RSS |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for megabytes, label, floor_2, result in rows:
         print(

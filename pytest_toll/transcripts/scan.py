@@ -128,11 +128,16 @@ class _Job:
     key: str
     drift: bool
     fast: bool
+    #: whether a later segment follows (its line numbers continue from this one's)
+    followed: bool
 
 
 def _read_segment(job: _Job) -> tuple[_Job, SegmentFacts]:
     count = text_counter(fast=job.fast)
-    return job, segment_facts(Path(job.path), job.start, job.end, drift=job.drift, count=count)
+    facts = segment_facts(
+        Path(job.path), job.start, job.end, drift=job.drift, count=count, count_lines=job.followed
+    )
+    return job, facts
 
 
 class Progress:
@@ -148,7 +153,7 @@ class Progress:
     def update(self, files: int, done_bytes: int) -> None:
         now = time.monotonic()
         elapsed = now - self.started
-        if elapsed < self.after or now - self.shown_at < 0.2 and files < self.files:
+        if elapsed < self.after or (now - self.shown_at < 0.2 and files < self.files):
             return
         self.shown_at, self.shown = now, True
         left = ""
@@ -208,7 +213,7 @@ def summarize_files(
         pending[name] = (status.st_size, status.st_mtime_ns, keys, facts)
         for (start, end), key in zip(bounds, keys):
             if key not in facts:
-                jobs.append(_Job(name, start, end, key, drift, False))
+                jobs.append(_Job(name, start, end, key, drift, False, end < status.st_size))
                 stats.read_bytes += end - start
     fast = stats.read_bytes >= FAST_COUNTER_MIN_BYTES
     for job in jobs:
@@ -274,8 +279,8 @@ def summarize_files(
             method = "forkserver" if "forkserver" in methods else None
         context = multiprocessing.get_context(method)
         with context.Pool(processes=workers) as pool:
-            for job, facts in pool.imap_unordered(_read_segment, jobs):
-                collect(job, facts)
+            for job, read in pool.imap_unordered(_read_segment, jobs):
+                collect(job, read)
     else:
         for job in jobs:
             collect(*_read_segment(job))

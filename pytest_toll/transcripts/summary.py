@@ -174,11 +174,12 @@ def segment_facts(
     drift: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
     count: Callable[[str], int] | None = None,
+    count_lines: bool = False,
 ) -> SegmentFacts:
-    """Read one byte range of a transcript into facts (never raises on content)."""
+    """Read one byte range of a transcript into facts (never raises on content);
+    ``count_lines`` when a later segment's line numbers follow on from this one's."""
     count = count or text_counter()
     facts: list[Fact] = []
-    lines = 0
     for record in read_records(
         path, with_text=drift, max_line_bytes=max_line_bytes, start=start, end=end
     ):
@@ -191,7 +192,14 @@ def segment_facts(
                 map(image_tokens, record.images)
             )
             facts.append(
-                ["R", record.session, record.call_id, outcome_of(record), tokens, len(record.images)]
+                [
+                    "R",
+                    record.session,
+                    record.call_id,
+                    outcome_of(record),
+                    tokens,
+                    len(record.images),
+                ]
             )
         elif isinstance(record, UsageRecord):
             facts.append(
@@ -212,14 +220,12 @@ def segment_facts(
             facts.append(["T", record.session, tokens, len(record.images)])
         elif isinstance(record, BoundaryRecord):
             facts.append(["B", record.session])
-    lines = _line_count(path, start, end, max_line_bytes)
+    lines = _line_count(path, start, end) if count_lines else 0
     return SegmentFacts(facts, lines)
 
 
-def _line_count(path: Path, start: int, end: int | None, max_line_bytes: int) -> int:
+def _line_count(path: Path, start: int, end: int | None) -> int:
     """Lines in a byte range as :func:`iter_lines` numbers them (blank ones included)."""
-    if start == 0 and end is None:
-        return 0  # a whole file: nothing follows it to renumber
     with path.open("rb") as stream:
         stream.seek(start)
         remaining = (end if end is not None else 1 << 62) - start
@@ -235,7 +241,9 @@ def _line_count(path: Path, start: int, end: int | None, max_line_bytes: int) ->
         return newlines + (1 if last and not last.endswith(b"\n") else 0)
 
 
-def fold(path: str, format: str, segments: Iterable[SegmentFacts], drift: bool = False) -> FileSummary:
+def fold(
+    path: str, format: str, segments: Iterable[SegmentFacts], drift: bool = False
+) -> FileSummary:
     """One file's facts, segment after segment in file order, reduced to its summary: calls
     paired with results by id, outcomes tallied by shape, repeats found, turns added up."""
     summary = FileSummary(path, format, drift=[] if drift else None)

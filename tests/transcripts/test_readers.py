@@ -11,22 +11,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_toll.transcripts.images import Image, image_size
 from pytest_toll.transcripts.readers import (
     BadLine,
     BoundaryRecord,
     CallRecord,
-    Image,
     ResultRecord,
     TextRecord,
     UsageRecord,
     default_roots,
     discover,
-
     read_records,
     transcript_format,
 )
 from pytest_toll.transcripts.summary import summarize_file
-from pytest_toll.transcripts.images import image_size
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
 MAIN = FIXTURES / "claude" / "repo" / "sess-main.jsonl"
