@@ -24,7 +24,6 @@ import gzip
 import hashlib
 import math
 import os
-import random
 import threading
 import warnings
 import zlib
@@ -174,42 +173,19 @@ COUNTER_ENVIRONMENT = "TOLL_COUNTER"
 FAST_COUNTER_PACKAGE = "quicktok"
 
 
-def probe_texts() -> list[str]:
-    """The texts a fast counter must count exactly as tiktoken does before it is used: the
-    pre-tokenizer's hard cases (whitespace runs, contractions, digits, mixed scripts, combining
-    marks, emoji sequences, special-token text, lone surrogates) and seeded random mixes."""
-    fixed = [
-        "",
-        " ",
-        "hello world",
-        "Hello <|endoftext|> world <|endofprompt|>",
-        "I'm sure they'll say WE'RE done; DON'T you've it's",
-        "12345678901234567890 3.14159 -0x1F 1,000,000",
-        "def f(x):\n\treturn {'a': [1, 2, 3]}  # comment\r\n",
-        " " * 300 + "x" + "\n" * 40 + "\t" * 17 + " \n \n  ",
-        "a" * 5000,
-        "日本語のテキストと漢字、カタカナ。中文文本。한국어 텍스트",
-        "Привет, мир! Ελληνικά. עברית. العربية. हिन्दी में लिखा पाठ",
-        "e\u0301 a\u0308 n\u0303 \u0915\u094d\u0937",
-        "👩‍👩‍👧‍👦 🏳️‍🌈 👍🏽 ✈️ 🇯🇵",
-        "lone \ud800 surrogate \udfff here",
-        '{"tool_use_id": "toolu_01", "content": "line 1\\nline 2"}',
-        "https://example.com/path?q=a+b&x=%20#frag SGVsbG8gd29ybGQ=",
-        "\x00\x01\x7f\u00a0\u2028\u2029\ufeff",
-    ]
-    alphabet = (
-        " \t\n\r"
-        + "abcdefXYZ'0123456789.,;:!?-_/\\\"{}[]()<>|@#$%^&*+=~`"
-        + "éüßøñçÅ"
-        + "日本語中文한국"
-        + "Жжδλ"
-        + "ابت"
-        + "कि"
-        + "😀👍🏽\u200d"
-    )
-    rng = random.Random(15)
-    fixed += ["".join(rng.choices(alphabet, k=rng.randint(1, 400))) for _ in range(300)]
-    return fixed
+#: Texts with tiktoken's counts, pinned: a fast counter is proven without loading tiktoken
+#: (~80 MB and ~0.5 s here); tests/core/test_fast_counter.py checks every pin against tiktoken.
+PROBE_PATH = Path(__file__).parents[1] / "data" / "o200k_probe.json"
+
+
+def probe() -> list[tuple[str, int]]:
+    """The probe corpus: the pre-tokenizer's hard cases (whitespace runs, contractions, digits,
+    mixed scripts, combining marks, emoji sequences, special-token text, lone surrogates) and
+    seeded random mixes, each with tiktoken's o200k_base count."""
+    import json  # the standard module: the corpus holds lone surrogates, which orjson refuses
+
+    rows = json.loads(PROBE_PATH.read_text(encoding="utf-8"))["probe"]
+    return [(str(text), int(count)) for text, count in rows]
 
 
 _exact: Callable[[str], int] | None = None
@@ -238,22 +214,26 @@ def _prove_fast_counter() -> tuple[Callable[[str], int] | None, str]:
     def count(text: str) -> int:
         try:
             return fast_count(text)
-        except (UnicodeEncodeError, TypeError):  # lone surrogates: tiktoken repairs them
-            return _reference_count(text)
+        except (UnicodeEncodeError, TypeError):
+            # Lone surrogates: repaired exactly as tiktoken's encode_ordinary repairs them.
+            return fast_count(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
 
-    difference = disproof(count)
+    corpus = probe()
+    difference = disproof(count, corpus)
     if difference is not None:
         reason = f"quicktok {version} {difference}; counting with tiktoken"
         warnings.warn(reason, RuntimeWarning, stacklevel=3)
         return None, f"tiktoken ({reason})"
-    return count, f"quicktok {version} (equal to tiktoken on {len(probe_texts())} probe texts)"
+    return count, f"quicktok {version} (equal to tiktoken on {len(corpus)} probe texts)"
 
 
-def disproof(candidate: Callable[[str], int]) -> str | None:
+def disproof(
+    candidate: Callable[[str], int], corpus: Sequence[tuple[str, int]] | None = None
+) -> str | None:
     """The first probe text on which ``candidate`` counts otherwise than tiktoken, said in
     words; None when it agrees on every one."""
-    for text in probe_texts():
-        found, reference = candidate(text), _reference_count(text)
+    for text, reference in probe() if corpus is None else corpus:
+        found = candidate(text)
         if found != reference:
             return f"counts {found} where tiktoken counts {reference} on {text[:40]!r}"
     return None

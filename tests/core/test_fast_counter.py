@@ -30,12 +30,22 @@ def _quicktok_count() -> Any:
     return quicktok.get_encoding(tokens.TOKENIZER_NAME).count
 
 
-def test_the_probe_corpus_covers_the_hard_cases() -> None:
-    texts = tokens.probe_texts()
-    assert len(texts) > 300 and texts == tokens.probe_texts()  # seeded: the same every time
-    joined = "".join(texts)
+def test_the_probe_corpus_covers_the_hard_cases_with_tiktoken_s_counts(
+    reference_o200k: Any,
+) -> None:
+    corpus = tokens.probe()
+    assert len(corpus) > 300
+    joined = "".join(text for text, _ in corpus)
     for case in ("<|endoftext|>", "'ll", "\ud800", "\u0301", "\u200d", "日本", "\r\n", " " * 300):
         assert case in joined
+    # Every pinned count is tiktoken's own, through its registry and through our vocabulary.
+    wrong = [
+        (text, pinned, len(reference_o200k.encode_ordinary(text)))
+        for text, pinned in corpus
+        if pinned != len(reference_o200k.encode_ordinary(text))
+        or pinned != len(tokens.encoding().encode_ordinary(text))
+    ]
+    assert wrong == []
 
 
 def test_a_counter_that_differs_is_disproved_and_says_where() -> None:
@@ -57,10 +67,11 @@ def test_the_fast_counter_is_used_only_after_its_proof() -> None:
     pytest.importorskip("quicktok")
     code = (
         "import json; from pytest_toll.core import tokens; tokens.exact_count();"
-        "print(json.dumps(tokens.exact_engine()))"
+        "print(json.dumps([tokens.exact_engine(), tokens.encoding_loaded()]))"
     )
-    engine = _in_a_fresh_process(code, TOLL_COUNTER="")
+    engine, tiktoken_loaded = _in_a_fresh_process(code, TOLL_COUNTER="")
     assert engine.startswith("quicktok ") and "equal to tiktoken on" in engine
+    assert tiktoken_loaded is False  # proven against the pinned counts alone
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
