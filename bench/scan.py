@@ -43,14 +43,14 @@ def _floor(history: Path, texts: Path) -> None:
     from pytest_toll.core.tokens import encoding
 
     files = sorted(history.rglob("*.jsonl"))
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     lines = 0
     for path in files:
         with path.open("rb") as stream:
             for line in stream:
                 orjson.loads(line)
                 lines += 1
-    parse = time.perf_counter() - started
+    parse, parse_cpu = time.perf_counter() - started, time.process_time() - cpu_started
     results = [json.loads(line) for line in texts.open(encoding="utf-8")]
     counters: dict[str, Any] = {"tiktoken": encoding().encode_ordinary}
     try:
@@ -60,21 +60,25 @@ def _floor(history: Path, texts: Path) -> None:
     except ImportError:
         pass
     timings: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     totals: dict[str, int] = {}
     for name, count in counters.items():
         count("warm up")
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         if name == "tiktoken":
             totals[name] = sum(len(count(text)) for text in results)
         else:
             totals[name] = sum(count(text) for text in results)
         timings[name] = time.perf_counter() - started
+        cpu[name] = time.process_time() - cpu_started
     assert len(set(totals.values())) == 1, totals
     fastest = min(timings, key=timings.__getitem__)
     print(
         json.dumps(
             {
                 "parse": parse,
+                "parse_cpu": parse_cpu,
+                "count_cpu": cpu[fastest],
                 "lines": lines,
                 "counter": fastest,
                 "count": timings[fastest],
@@ -92,8 +96,14 @@ def _measured(command: list[str], environ: dict[str, str]) -> None:
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         sys.exit(f"{command} failed ({done.returncode}): {done.stderr[-2000:]}")
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "rss_mb": rss, "report": json.loads(done.stdout)}))
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rss = usage.ru_maxrss / 1024
+    cpu = usage.ru_utime + usage.ru_stime
+    print(
+        json.dumps(
+            {"seconds": seconds, "cpu": cpu, "rss_mb": rss, "report": json.loads(done.stdout)}
+        )
+    )
 
 
 def _child(arguments: list[str], pythonpath: str | None = None) -> dict[str, Any]:
@@ -125,6 +135,9 @@ def _measure_code(roots: list[Path], work: Path, code: str, label: str) -> dict[
         "cold_1": one["seconds"],
         "cold_2": two["seconds"],
         "warm": warm["seconds"],
+        "cpu_1": one["cpu"],
+        "cpu_2": two["cpu"],
+        "cpu_warm": warm["cpu"],
         "rss_mb": max(one["rss_mb"], two["rss_mb"], warm["rss_mb"]),
         "identical": identical,
         "report": one["report"],
@@ -159,13 +172,14 @@ def main() -> None:
             roots = [history / "claude", history / "codex"]
             floor = _child(["--floor", str(history), str(texts)], here)
             floor_2 = (floor["parse"] + floor["count"]) / 2
+            floor_cpu = floor["parse_cpu"] + floor["count_cpu"]
             timings = ", ".join(
                 f"{name} {seconds:.2f} s" for name, seconds in floor["timings"].items()
             )
             print(
                 f"{megabytes:g} MB: floor {floor_2:.2f} s on 2 cores (orjson over "
                 f"{floor['lines']:,} lines {floor['parse']:.2f} s + {floor['tokens']:,} result "
-                f"tokens: {timings}, halved)"
+                f"tokens: {timings}; halved), {floor_cpu:.2f} CPU s in all"
             )
             after = _measure_code(roots, work, here, "after")
             measured = [("after", after)]
@@ -176,7 +190,7 @@ def main() -> None:
                     f"  reports before and after identical: {before['report'] == after['report']}"
                 )
             for label, result in measured:
-                rows.append((megabytes, label, floor_2, result))
+                rows.append((megabytes, label, (floor_2, floor_cpu), result))
                 print(
                     f"  {label}: cold 1 worker {result['cold_1']:.2f} s, cold 2 workers "
                     f"{result['cold_2']:.2f} s = {result['cold_2'] / floor_2:.2f}× floor "
@@ -187,15 +201,22 @@ def main() -> None:
                 )
         finally:
             shutil.rmtree(work, ignore_errors=True)
+    # Wall seconds depend on the neighbours on a shared machine; CPU seconds (the whole
+    # process tree's, interpreter start and vocabulary loads included) much less so.
     print()
     print(
-        "| history | code | cold, 1 worker | cold, 2 workers | floor (2 cores) | cold 2 / floor | warm | peak RSS |"
+        "| history | code | cold, 1 worker | cold, 2 workers | floor, 2 cores "
+        "| cold 2 workers / floor | warm | cold / warm | peak RSS |"
     )
-    print("|---|---|---|---|---|---|---|---|")
-    for megabytes, label, floor_2, result in rows:
+    print("|---|---|---|---|---|---|---|---|---|")
+    for megabytes, label, (floor_2, floor_cpu), result in rows:
         print(
-            f"| {megabytes:g} MB | {label} | {result['cold_1']:.2f} s | {result['cold_2']:.2f} s "
-            f"| {floor_2:.2f} s | {result['cold_2'] / floor_2:.2f}× | {result['warm']:.2f} s "
+            f"| {megabytes:g} MB | {label} "
+            f"| {result['cold_1']:.1f} s ({result['cpu_1']:.1f} CPU s) "
+            f"| {result['cold_2']:.1f} s ({result['cpu_2']:.1f} CPU s) "
+            f"| {floor_2:.1f} s ({floor_cpu:.1f} CPU s) "
+            f"| {result['cold_2'] / floor_2:.1f}× ({result['cpu_2'] / floor_cpu:.1f}× in CPU) "
+            f"| {result['warm']:.2f} s | {result['cold_2'] / result['warm']:.0f}× "
             f"| {result['rss_mb']:.0f} MB |"
         )
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

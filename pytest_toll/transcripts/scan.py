@@ -101,9 +101,9 @@ POOL_MIN_BYTES = 4 * 1024 * 1024
 #: Claude Code files are read in segments of about this size: a big file spreads over the
 #: pool, and an appended-to file re-reads only its last segments.
 SEGMENT_BYTES = 16 * 1024 * 1024
-#: From this much unread data on, the fast exact counter (when installed and proven) pays
-#: for its load (~1 s here) many times over; below it tiktoken alone counts.
-FAST_COUNTER_MIN_BYTES = 32 * 1024 * 1024
+#: From this much unread data on, the fast exact counter (when installed and proven) counts:
+#: its load (~0.7 CPU s here, about tiktoken's) is then repaid by counting ~8× faster.
+FAST_COUNTER_MIN_BYTES = 8 * 1024 * 1024
 
 
 #: Files whose summaries and facts are written to the cache in one transaction.
