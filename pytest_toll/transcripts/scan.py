@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -171,7 +171,8 @@ class Progress:
             self.stream.flush()
 
 
-def _progress_after(environ: dict[str, str] | os._Environ[str] = os.environ) -> float:
+def _progress_after(environ: Mapping[str, str] | None = None) -> float:
+    environ = os.environ if environ is None else environ
     try:
         return max(0.0, float(environ.get(PROGRESS_ENVIRONMENT, PROGRESS_AFTER_SECONDS)))
     except ValueError:
@@ -206,7 +207,8 @@ def summarize_files(
         bounds = (
             segment_bounds(path, status.st_size, SEGMENT_BYTES) if split else [(0, status.st_size)]
         )
-        keys = [fingerprint(path, start, end) for start, end in bounds]
+        # Without a cache no key is ever looked up again: the range alone names a segment.
+        keys = [fingerprint(path, *bound) if store else f"{bound}" for bound in bounds]
         known = store.segments(name, kind) if store else {}
         facts = {key: known[key] for key in keys if key in known}
         stats.cached_segments += len(facts)
