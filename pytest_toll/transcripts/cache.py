@@ -73,6 +73,20 @@ class SummaryCache:
         except (sqlite3.Error, OSError):
             self._db = None
 
+    def has(self, path: str, kind: str, size: int, mtime: int) -> bool:
+        """Whether an unchanged file's summary is cached (without reading it)."""
+        if self._db is None:
+            return False
+        try:
+            row = self._db.execute(
+                "SELECT 1 FROM summaries WHERE path=? AND kind=? AND size=? AND mtime=?"
+                " AND tokenizer=? AND version=?",
+                (path, kind, size, mtime, TOKENIZER_NAME, SUMMARY_VERSION),
+            ).fetchone()
+        except sqlite3.Error:
+            return False
+        return row is not None
+
     def get(self, path: str, kind: str, size: int, mtime: int) -> FileSummary | None:
         if self._db is None:
             return None

@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -32,9 +32,22 @@ from pytest_toll.transcripts.readers import (
     transcript_format,
 )
 from pytest_toll.transcripts.report import ScanReport, build_report
-from pytest_toll.transcripts.summary import FileSummary, SegmentFacts, fold, segment_facts
+from pytest_toll.transcripts.summary import (
+    FileSummary,
+    SegmentFacts,
+    fold,
+    segment_facts,
+    summarize_file,
+)
 
-__all__ = ["ReadOptions", "cache_dir", "scan", "select_files", "summarize_files"]
+__all__ = [
+    "ReadOptions",
+    "cache_dir",
+    "iter_summaries",
+    "scan",
+    "select_files",
+    "summarize_files",
+]
 
 #: Seconds a scan runs before it shows its progress line (``TOLL_PROGRESS_AFTER`` overrides).
 PROGRESS_AFTER_SECONDS = 1.0
@@ -106,8 +119,10 @@ SEGMENT_BYTES = 16 * 1024 * 1024
 FAST_COUNTER_MIN_BYTES = 8 * 1024 * 1024
 
 
-#: Files whose summaries and facts are written to the cache in one transaction.
+#: Summaries and facts are written to the cache in one transaction per this many files, or
+#: per this much source read, whichever comes first: facts wait in memory until written.
 FLUSH_FILES = 200
+FLUSH_BYTES = 32 * 1024 * 1024
 
 
 @dataclass
@@ -179,28 +194,33 @@ def _progress_after(environ: Mapping[str, str] | None = None) -> float:
         return PROGRESS_AFTER_SECONDS
 
 
-def summarize_files(
+def iter_summaries(
     files: Sequence[tuple[Path, os.stat_result]],
     *,
     drift: bool = False,
     cache: Path | None = None,
     workers: int | None = None,
     progress: bool = False,
-) -> tuple[list[FileSummary], ScanStats]:
-    """A summary per file: from the cache when unchanged, else read segment by segment (the
-    unchanged segments of a changed file from the cache), in a pool when it pays."""
+    stats: ScanStats | None = None,
+) -> Iterator[FileSummary]:
+    """A summary per file, in the order of ``files``, each handed on as soon as it and those
+    before it are done: from the cache when unchanged, else read segment by segment (the
+    unchanged segments of a changed file from the cache), in a pool when it pays. Nothing
+    holds the summaries already handed on, so memory stays flat in the history's size."""
     kind = "drift" if drift else "tolls"
     store = SummaryCache(cache) if cache is not None else None
-    summaries: dict[str, FileSummary] = {}
+    stats = stats if stats is not None else ScanStats()
+    stats.files = len(files)
+    order = [str(path) for path, _ in files]
+    cached: set[str] = set()
+    ready: dict[str, FileSummary] = {}
     # per changed file: its stat, its segment keys in order, and the facts found so far
     pending: dict[str, tuple[int, int, list[str], dict[str, SegmentFacts]]] = {}
     jobs: list[_Job] = []
-    stats = ScanStats(len(files))
     for path, status in files:
         name = str(path)
-        found = store.get(name, kind, status.st_size, status.st_mtime_ns) if store else None
-        if found is not None:
-            summaries[name] = found
+        if store is not None and store.has(name, kind, status.st_size, status.st_mtime_ns):
+            cached.add(name)
             stats.cached += 1
             continue
         split = not drift and transcript_format(path) == CLAUDE
@@ -215,7 +235,8 @@ def summarize_files(
         pending[name] = (status.st_size, status.st_mtime_ns, keys, facts)
         for (start, end), key in zip(bounds, keys):
             if key not in facts:
-                jobs.append(_Job(name, start, end, key, drift, False, end < status.st_size))
+                followed = end < status.st_size
+                jobs.append(_Job(name, start, end, key, drift, False, followed))
                 stats.read_bytes += end - start
     fast = stats.read_bytes >= FAST_COUNTER_MIN_BYTES
     for job in jobs:
@@ -226,44 +247,63 @@ def summarize_files(
     remaining = {name: len(keys) - len(facts) for name, (_, _, keys, facts) in pending.items()}
     done: list[tuple[str, str, int, int, FileSummary]] = []
     done_segments: list[tuple[str, dict[str, SegmentFacts]]] = []
-    finished_files = 0
-    read_bytes = 0
+    finished_files = read_bytes = unflushed = handed = 0
 
     def flush() -> None:
         # In batches: one transaction per file would make thousands of small files slow, one
         # for the whole scan would hold every file's facts until the end.
+        nonlocal unflushed
         if store is not None:
             store.put(done)
             store.put_segments(kind, done_segments)
         done.clear()
         done_segments.clear()
+        unflushed = 0
 
     def finish(name: str) -> None:
+        nonlocal unflushed, finished_files
         size, mtime, keys, facts = pending.pop(name)
         summary = fold(name, transcript_format(Path(name)), (facts[key] for key in keys), drift)
-        summaries[name] = summary
-        done.append((name, kind, size, mtime, summary))
-        done_segments.append((name, facts))
-        if len(done) >= FLUSH_FILES:
-            flush()
-
-    for name in [name for name, left in remaining.items() if left == 0]:
-        finish(name)  # every segment of this changed file was cached
+        ready[name] = summary
         finished_files += 1
+        if store is not None:
+            done.append((name, kind, size, mtime, summary))
+            done_segments.append((name, facts))
+            unflushed += size
+            if len(done) >= FLUSH_FILES or unflushed >= FLUSH_BYTES:
+                flush()
 
     def collect(job: _Job, facts: SegmentFacts) -> None:
-        nonlocal finished_files, read_bytes
+        nonlocal read_bytes
         pending[job.path][3][job.key] = facts
         remaining[job.path] -= 1
         read_bytes += job.end - job.start
         if remaining[job.path] == 0:
             finish(job.path)
-            finished_files += 1
         if progress:
             meter.update(finished_files, read_bytes)
 
-    # Largest first, so one big segment does not finish last on an otherwise idle pool.
-    jobs.sort(key=lambda job: job.end - job.start, reverse=True)
+    def hand_on() -> Iterator[FileSummary]:
+        # In the order of ``files``: the report's order (problems, ties) is the files' order.
+        nonlocal handed
+        while handed < len(order):
+            name = order[handed]
+            if name in cached:
+                found = store.get(name, kind, *_stat_key(files[handed][1])) if store else None
+                if found is None:  # gone from the cache since: read it now
+                    found = summarize_file(Path(name), drift=drift)
+                yield found
+            elif name in ready:
+                yield ready.pop(name)
+            else:
+                return
+            handed += 1
+
+    for name in [name for name, left in remaining.items() if left == 0]:
+        finish(name)  # every segment of this changed file was cached
+    yield from hand_on()
+    # In the files' order, so summaries can be handed on as they come; segments are at most
+    # SEGMENT_BYTES, so the last one to finish leaves the pool idle only briefly.
     if workers > 1 and stats.read_bytes >= POOL_MIN_BYTES:
         import multiprocessing  # only a big scan pays for it
 
@@ -283,15 +323,38 @@ def summarize_files(
         with context.Pool(processes=workers) as pool:
             for job, read in pool.imap_unordered(_read_segment, jobs):
                 collect(job, read)
+                yield from hand_on()
     else:
         for job in jobs:
             collect(*_read_segment(job))
+            yield from hand_on()
     if progress:
         meter.close()
     flush()
     if store is not None:
         store.close()
-    return [summaries[str(path)] for path, _ in files], stats
+
+
+def _stat_key(status: os.stat_result) -> tuple[int, int]:
+    return status.st_size, status.st_mtime_ns
+
+
+def summarize_files(
+    files: Sequence[tuple[Path, os.stat_result]],
+    *,
+    drift: bool = False,
+    cache: Path | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+) -> tuple[list[FileSummary], ScanStats]:
+    """Every file's summary (:func:`iter_summaries`) in a list, and how they were found."""
+    stats = ScanStats()
+    summaries = list(
+        iter_summaries(
+            files, drift=drift, cache=cache, workers=workers, progress=progress, stats=stats
+        )
+    )
+    return summaries, stats
 
 
 def read_summaries(
@@ -311,11 +374,17 @@ def read_summaries(
 
 
 def scan(roots: Sequence[Path], options: ReadOptions) -> ScanReport:
-    """The toll table of every transcript under ``roots``; CouldNotJudge when there is none."""
-    summaries = read_summaries(roots, options)
-    report = build_report(summaries)
-    if report.calls == 0:
-        raise CouldNotJudge(
-            f"{len(summaries)} transcript file(s) read, but they contain no tool calls"
+    """The toll table of every transcript under ``roots``; CouldNotJudge when there is none.
+    Summaries stream into the report: none is held once it is added."""
+    files = transcript_files(roots, options.since_days, options.limit)
+    report = build_report(
+        iter_summaries(
+            files,
+            cache=options.cache,
+            workers=options.workers,
+            progress=options.progress,
         )
+    )
+    if report.calls == 0:
+        raise CouldNotJudge(f"{len(files)} transcript file(s) read, but they contain no tool calls")
     return report

@@ -88,6 +88,10 @@ def test_workers_segments_and_cache_never_change_the_report(
     warm, stats = summarize_files(files, workers=2, cache=tmp_path / "cache")
     assert stats.cached == len(files) and stats.read_bytes == 0
     assert build_report(warm).as_dict() == reference
+    # scan() streams summaries into the report, in the files' order, cold and warm alike
+    for cache in (tmp_path / "fresh", tmp_path / "fresh"):
+        options = tolls.ReadOptions(workers=2, cache=cache)
+        assert tolls.scan([history], options).as_dict() == reference
 
 
 def test_an_appended_session_rereads_only_what_was_appended(
