@@ -145,13 +145,20 @@ class _Job:
     fast: bool
     #: whether a later segment follows (its line numbers continue from this one's)
     followed: bool
+    #: the whole file in one job: the worker folds it and returns its summary
+    whole: bool = False
 
 
-def _read_segment(job: _Job) -> tuple[_Job, SegmentFacts]:
+def _read_segment(job: _Job) -> tuple[_Job, SegmentFacts | FileSummary]:
+    """A segment's facts; for a file read whole, its summary (folded where it was read, so
+    the parent has less to do while the pool reads)."""
     count = text_counter(fast=job.fast)
+    path = Path(job.path)
     facts = segment_facts(
-        Path(job.path), job.start, job.end, drift=job.drift, count=count, count_lines=job.followed
+        path, job.start, job.end, drift=job.drift, count=count, count_lines=job.followed
     )
+    if job.whole:
+        return job, fold(job.path, transcript_format(path), [facts], job.drift)
     return job, facts
 
 
@@ -233,10 +240,11 @@ def iter_summaries(
         facts = {key: known[key] for key in keys if key in known}
         stats.cached_segments += len(facts)
         pending[name] = (status.st_size, status.st_mtime_ns, keys, facts)
+        whole = len(bounds) == 1
         for (start, end), key in zip(bounds, keys):
             if key not in facts:
                 followed = end < status.st_size
-                jobs.append(_Job(name, start, end, key, drift, False, followed))
+                jobs.append(_Job(name, start, end, key, drift, False, followed, whole))
                 stats.read_bytes += end - start
     fast = stats.read_bytes >= FAST_COUNTER_MIN_BYTES
     for job in jobs:
@@ -260,26 +268,34 @@ def iter_summaries(
         done_segments.clear()
         unflushed = 0
 
-    def finish(name: str) -> None:
+    def finish(name: str, summary: FileSummary | None = None) -> None:
         nonlocal unflushed, finished_files
         size, mtime, keys, facts = pending.pop(name)
-        summary = fold(name, transcript_format(Path(name)), (facts[key] for key in keys), drift)
+        if summary is None:
+            summary = fold(name, transcript_format(Path(name)), (facts[k] for k in keys), drift)
         ready[name] = summary
         finished_files += 1
         if store is not None:
             done.append((name, kind, size, mtime, summary))
-            done_segments.append((name, facts))
+            # Only a segment that ends before the file does can be read again unchanged: the
+            # last one grows with the file (and a file of one segment is read whole again).
+            complete = {key: facts[key] for key in keys[:-1]}
+            if complete:
+                done_segments.append((name, complete))
             unflushed += size
             if len(done) >= FLUSH_FILES or unflushed >= FLUSH_BYTES:
                 flush()
 
-    def collect(job: _Job, facts: SegmentFacts) -> None:
+    def collect(job: _Job, read: SegmentFacts | FileSummary) -> None:
         nonlocal read_bytes
-        pending[job.path][3][job.key] = facts
-        remaining[job.path] -= 1
         read_bytes += job.end - job.start
-        if remaining[job.path] == 0:
-            finish(job.path)
+        if isinstance(read, FileSummary):
+            finish(job.path, read)
+        else:
+            pending[job.path][3][job.key] = read
+            remaining[job.path] -= 1
+            if remaining[job.path] == 0:
+                finish(job.path)
         if progress:
             meter.update(finished_files, read_bytes)
 
