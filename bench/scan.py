@@ -92,7 +92,10 @@ def _floor(history: Path, texts: Path) -> None:
 def _measured(command: list[str], environ: dict[str, str]) -> None:
     """Run one command; print its wall time, peak RSS of its process tree, and its stdout."""
     started = time.perf_counter()
-    done = subprocess.run(command, env=environ, capture_output=True, text=True)
+    # From a neutral folder: ``python -m`` puts the working folder first on sys.path, which
+    # would run this checkout's code whatever PYTHONPATH says.
+    neutral = tempfile.gettempdir()
+    done = subprocess.run(command, env=environ, cwd=neutral, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         sys.exit(f"{command} failed ({done.returncode}): {done.stderr[-2000:]}")
