@@ -30,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = scan(roots_of(args), read_options(args))
+    report = scan(roots_of(args), read_options(args, progress=not args.json))
     report_problems(report.problems, report.unreadable_by_file)
     if args.html is not None:
         scanned = report.top(args.top).as_dict()

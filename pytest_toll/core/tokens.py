@@ -10,6 +10,11 @@ Every number this package reports carries how it was made (its *method*):
 The vocabulary ships in the package and is verified against the sha256 tiktoken itself
 pins; nothing here ever touches the network. tiktoken is imported, and the vocabulary read,
 the first time an o200k count is asked for — once per process.
+
+A faster exact counter (quicktok, the ``pytest-toll[fast]`` extra) counts when it is installed
+and asked for (:func:`exact_count`), and only after it has given tiktoken's count on every
+text of a built-in probe corpus in this process; on any difference tiktoken counts, and a
+warning says why. tiktoken stays the reference: ``TOLL_COUNTER=tiktoken`` forces it.
 """
 
 from __future__ import annotations
@@ -18,9 +23,11 @@ import binascii
 import gzip
 import hashlib
 import math
+import os
 import threading
+import warnings
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -159,6 +166,98 @@ def encoding_loaded() -> bool:
     return _encoding is not None
 
 
+# --- the fast exact counter, adopted only behind proof ------------------------------------
+
+#: ``TOLL_COUNTER=tiktoken`` counts with the reference alone, even when quicktok is installed.
+COUNTER_ENVIRONMENT = "TOLL_COUNTER"
+FAST_COUNTER_PACKAGE = "quicktok"
+
+
+#: Texts with tiktoken's counts, pinned: a fast counter is proven without loading tiktoken
+#: (~80 MB and ~0.5 s here); tests/core/test_fast_counter.py checks every pin against tiktoken.
+PROBE_PATH = Path(__file__).parents[1] / "data" / "o200k_probe.json"
+
+
+def probe() -> list[tuple[str, int]]:
+    """The probe corpus: the pre-tokenizer's hard cases (whitespace runs, contractions, digits,
+    mixed scripts, combining marks, emoji sequences, special-token text, lone surrogates) and
+    seeded random mixes, each with tiktoken's o200k_base count."""
+    import json  # the standard module: the corpus holds lone surrogates, which orjson refuses
+
+    rows = json.loads(PROBE_PATH.read_text(encoding="utf-8"))["probe"]
+    return [(str(text), int(count)) for text, count in rows]
+
+
+_exact: Callable[[str], int] | None = None
+_exact_engine = ""
+_exact_lock = threading.Lock()
+
+
+def _reference_count(text: str) -> int:
+    return len(encoding().encode_ordinary(text))
+
+
+def _prove_fast_counter() -> tuple[Callable[[str], int] | None, str]:
+    """quicktok's count, if installed and equal to tiktoken on the probe; else None and why."""
+    if os.environ.get(COUNTER_ENVIRONMENT, "").strip().lower() == "tiktoken":
+        return None, f"tiktoken ({COUNTER_ENVIRONMENT}=tiktoken)"
+    try:
+        import quicktok
+    except ImportError:
+        return None, "tiktoken (quicktok not installed)"
+    version = getattr(quicktok, "__version__", "?")
+    try:
+        fast_count: Callable[[str], int] = quicktok.get_encoding(TOKENIZER_NAME).count
+    except Exception as error:  # a broken install is a reason to fall back, never a crash
+        return None, f"tiktoken (quicktok {version} failed to load: {error})"
+
+    def count(text: str) -> int:
+        try:
+            return fast_count(text)
+        except (UnicodeEncodeError, TypeError):
+            # Lone surrogates: repaired exactly as tiktoken's encode_ordinary repairs them.
+            return fast_count(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+
+    corpus = probe()
+    difference = disproof(count, corpus)
+    if difference is not None:
+        reason = f"quicktok {version} {difference}; counting with tiktoken"
+        warnings.warn(reason, RuntimeWarning, stacklevel=3)
+        return None, f"tiktoken ({reason})"
+    return count, f"quicktok {version} (equal to tiktoken on {len(corpus)} probe texts)"
+
+
+def disproof(
+    candidate: Callable[[str], int], corpus: Sequence[tuple[str, int]] | None = None
+) -> str | None:
+    """The first probe text on which ``candidate`` counts otherwise than tiktoken, said in
+    words; None when it agrees on every one."""
+    for text, reference in probe() if corpus is None else corpus:
+        found = candidate(text)
+        if found != reference:
+            return f"counts {found} where tiktoken counts {reference} on {text[:40]!r}"
+    return None
+
+
+def exact_count(fast: bool = True) -> Callable[[str], int]:
+    """The process-wide exact o200k count function: the fast counter once proven (``fast``
+    and installed), else tiktoken. Loading and proving happen on the first call."""
+    global _exact, _exact_engine
+    if not fast:
+        return _reference_count
+    if _exact is None:
+        with _exact_lock:
+            if _exact is None:
+                found, _exact_engine = _prove_fast_counter()
+                _exact = found or _reference_count
+    return _exact
+
+
+def exact_engine() -> str:
+    """Which engine :func:`exact_count` chose, and why (empty before its first use)."""
+    return _exact_engine
+
+
 # --- counters ---------------------------------------------------------------------------
 
 # Texts shorter than this are their own cache key (str caches its hash); longer ones are keyed
@@ -204,11 +303,16 @@ class O200kCounter:
     method = O200K
     description = "o200k_base via tiktoken, exact for OpenAI models"
 
+    def __init__(self, fast: bool = False) -> None:
+        #: count with the proven fast counter when installed (pays its load and the probe,
+        #: ~1.5 s here: worth it for megabytes of text, not for one tools list)
+        self.fast = fast
+
     def count(self, text: str) -> int:
         key = _cache_key(O200K, text)
         tokens = _cache.get(key)
         if tokens is None:
-            tokens = len(encoding().encode_ordinary(text))
+            tokens = exact_count(self.fast)(text)
             _remember(key, tokens)
         return tokens
 

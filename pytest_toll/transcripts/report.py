@@ -8,6 +8,7 @@ ranked by the tokens they wasted.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -118,7 +119,9 @@ class ScanReport:
 def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
     merged: dict[str, ShapeTally] = {}
     repeats: dict[tuple[str, str, str, int], Repeat] = {}
-    seen_calls: set[tuple[str, str, str, int]] = set()
+    # A digest per call, not the call's id, shape and outcome: a scan holds one per call it has
+    # seen, and 16 bytes keep a gigabyte's history within a few megabytes.
+    seen_calls: set[bytes] = set()
     seen_turns: set[str] = set()
     sessions: set[str] = set()
     unreadable = orphans = admitted = prompt = images = files = 0
@@ -140,7 +143,10 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
                 seen_turns.add(message_id)
             prompt += prompt_tokens
         for call_id, shape, outcome, tokens in summary.call_log:
-            key = (call_id, shape, outcome, tokens)
+            key = hashlib.blake2b(
+                f"{call_id}\0{shape}\0{outcome}\0{tokens}".encode("utf-8", "surrogatepass"),
+                digest_size=16,
+            ).digest()
             if key in seen_calls:
                 continue  # the same call copied into a resumed session's file
             seen_calls.add(key)

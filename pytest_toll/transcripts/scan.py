@@ -1,31 +1,57 @@
-"""Many transcript files: discovery, the summary cache, the process pool, and :func:`scan`.
+"""Many transcript files: discovery, the process pool, progress, and :func:`scan`.
 
-Data flows one way: transcript records (:mod:`~pytest_toll.transcripts.readers`) → one
-:class:`~pytest_toll.transcripts.summary.FileSummary` per file → a
-:class:`~pytest_toll.transcripts.report.ScanReport` over many files. File summaries are plain
-data, cached per file keyed by (path, size, mtime, tokenizer) so an unchanged history re-scans
-almost free, and computed in a process pool when many files need reading. Which files are read
-and how is one :class:`ReadOptions`, built once by the caller (the CLI, the gate, the fixture).
+Data flows one way: transcript records (:mod:`~pytest_toll.transcripts.readers`) → facts per
+byte segment of a file → one :class:`~pytest_toll.transcripts.summary.FileSummary` per file → a
+:class:`~pytest_toll.transcripts.report.ScanReport` over many files. Work is split by bytes, not
+files: a big Claude Code file is cut into segments of about ``SEGMENT_BYTES`` that the pool
+reads side by side; workers return facts (counts, shapes, outcomes — never texts or records),
+the parent folds each file's facts in order. Summaries and facts are cached
+(:mod:`~pytest_toll.transcripts.cache`). Which files are read and how is one
+:class:`ReadOptions`, built once by the caller (the CLI, the gate, the fixture).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.tokens import TOKENIZER_NAME, encoding
+from pytest_toll.core.tokens import exact_count
+from pytest_toll.transcripts.cache import SummaryCache, cache_dir, fingerprint
 from pytest_toll.transcripts.counting import text_counter
-from pytest_toll.transcripts.readers import discover
+from pytest_toll.transcripts.readers import (
+    CLAUDE,
+    discover,
+    segment_bounds,
+    transcript_format,
+)
 from pytest_toll.transcripts.report import ScanReport, build_report
-from pytest_toll.transcripts.summary import SUMMARY_VERSION, FileSummary, summarize_file
+from pytest_toll.transcripts.summary import (
+    FileSummary,
+    SegmentFacts,
+    fold,
+    segment_facts,
+    summarize_file,
+)
+
+__all__ = [
+    "ReadOptions",
+    "cache_dir",
+    "iter_summaries",
+    "scan",
+    "select_files",
+    "summarize_files",
+]
+
+#: Seconds a scan runs before it shows its progress line (``TOLL_PROGRESS_AFTER`` overrides).
+PROGRESS_AFTER_SECONDS = 1.0
+PROGRESS_ENVIRONMENT = "TOLL_PROGRESS_AFTER"
 
 
 @dataclass(frozen=True)
@@ -40,72 +66,8 @@ class ReadOptions:
     cache: Path | None = None
     #: processes for reading files; None is one per core
     workers: int | None = None
-    #: show "read N/M transcript files" on stderr
+    #: show a progress line on stderr (files, MB, ETA) once reading takes a while
     progress: bool = False
-
-
-def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    environ = os.environ if environ is None else environ
-    base = environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
-    return Path(base) / "pytest-toll"
-
-
-class SummaryCache:
-    """Per-file summaries in one SQLite file; any cache failure just means a re-read."""
-
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / "transcripts.sqlite"
-        self._db: sqlite3.Connection | None = None
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=10)
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS summaries (path TEXT, kind TEXT, size INTEGER,"
-                " mtime INTEGER, tokenizer TEXT, version INTEGER, data TEXT,"
-                " PRIMARY KEY (path, kind))"
-            )
-        except (sqlite3.Error, OSError):
-            self._db = None
-
-    def get(self, path: str, kind: str, size: int, mtime: int) -> FileSummary | None:
-        if self._db is None:
-            return None
-        try:
-            row = self._db.execute(
-                "SELECT data FROM summaries WHERE path=? AND kind=? AND size=? AND mtime=?"
-                " AND tokenizer=? AND version=?",
-                (path, kind, size, mtime, TOKENIZER_NAME, SUMMARY_VERSION),
-            ).fetchone()
-            return None if row is None else FileSummary.from_json(json.loads(row[0]))
-        except (sqlite3.Error, ValueError, TypeError, KeyError):
-            return None
-
-    def put(self, entries: Iterable[tuple[str, str, int, int, FileSummary]]) -> None:
-        if self._db is None:
-            return
-        try:
-            with self._db:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO summaries VALUES (?,?,?,?,?,?,?)",
-                    [
-                        (
-                            path,
-                            kind,
-                            size,
-                            mtime,
-                            TOKENIZER_NAME,
-                            SUMMARY_VERSION,
-                            json.dumps(summary.to_json()),
-                        )
-                        for path, kind, size, mtime, summary in entries
-                    ],
-                )
-        except sqlite3.Error:
-            pass
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
 
 
 def select_files(
@@ -147,13 +109,20 @@ def _single_threaded() -> bool:
         return threading.active_count() == 1
 
 
-def _summarize_for_pool(job: tuple[str, bool]) -> tuple[str, FileSummary]:
-    path, drift = job
-    return path, summarize_file(Path(path), drift=drift)
-
-
 #: Below this much unread data a pool costs more than it saves.
 POOL_MIN_BYTES = 4 * 1024 * 1024
+#: Claude Code files are read in segments of about this size: a big file spreads over the
+#: pool, and an appended-to file re-reads only its last segments.
+SEGMENT_BYTES = 16 * 1024 * 1024
+#: From this much unread data on, the fast exact counter (when installed and proven) counts:
+#: its load (~0.7 CPU s here, about tiktoken's) is then repaid by counting ~8× faster.
+FAST_COUNTER_MIN_BYTES = 8 * 1024 * 1024
+
+
+#: Summaries and facts are written to the cache in one transaction per this many files, or
+#: per this much source read, whichever comes first: facts wait in memory until written.
+FLUSH_FILES = 200
+FLUSH_BYTES = 32 * 1024 * 1024
 
 
 @dataclass
@@ -162,6 +131,228 @@ class ScanStats:
     cached: int = 0
     read_bytes: int = 0
     workers: int = 1
+    #: segments of changed files served from the cache instead of read
+    cached_segments: int = 0
+
+
+@dataclass
+class _Job:
+    path: str
+    start: int
+    end: int
+    key: str
+    drift: bool
+    fast: bool
+    #: whether a later segment follows (its line numbers continue from this one's)
+    followed: bool
+    #: the whole file in one job: the worker folds it and returns its summary
+    whole: bool = False
+
+
+def _read_segment(job: _Job) -> tuple[_Job, SegmentFacts | FileSummary]:
+    """A segment's facts; for a file read whole, its summary (folded where it was read, so
+    the parent has less to do while the pool reads)."""
+    count = text_counter(fast=job.fast)
+    path = Path(job.path)
+    facts = segment_facts(
+        path, job.start, job.end, drift=job.drift, count=count, count_lines=job.followed
+    )
+    if job.whole:
+        return job, fold(job.path, transcript_format(path), [facts], job.drift)
+    return job, facts
+
+
+class Progress:
+    """``toll: read 12/60 files, 410/1,020 MB, about 7 s left`` on one rewritten line, once
+    the reading has taken ``after`` seconds; nothing at all for a quick scan."""
+
+    def __init__(self, files: int, total_bytes: int, after: float, stream: TextIO) -> None:
+        self.files, self.total_bytes, self.after, self.stream = files, total_bytes, after, stream
+        self.started = time.monotonic()
+        self.shown_at = 0.0
+        self.shown = False
+
+    def update(self, files: int, done_bytes: int) -> None:
+        now = time.monotonic()
+        elapsed = now - self.started
+        if elapsed < self.after or (now - self.shown_at < 0.2 and files < self.files):
+            return
+        self.shown_at, self.shown = now, True
+        left = ""
+        if 0 < done_bytes < self.total_bytes:
+            left = f", about {elapsed * (self.total_bytes - done_bytes) / done_bytes:.0f} s left"
+        self.stream.write(
+            f"\rtoll: read {files:,}/{self.files:,} files, {done_bytes / 1e6:,.0f}/"
+            f"{self.total_bytes / 1e6:,.0f} MB{left}\x1b[K"
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _progress_after(environ: Mapping[str, str] | None = None) -> float:
+    environ = os.environ if environ is None else environ
+    try:
+        return max(0.0, float(environ.get(PROGRESS_ENVIRONMENT, PROGRESS_AFTER_SECONDS)))
+    except ValueError:
+        return PROGRESS_AFTER_SECONDS
+
+
+def iter_summaries(
+    files: Sequence[tuple[Path, os.stat_result]],
+    *,
+    drift: bool = False,
+    cache: Path | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+    stats: ScanStats | None = None,
+) -> Iterator[FileSummary]:
+    """A summary per file, in the order of ``files``, each handed on as soon as it and those
+    before it are done: from the cache when unchanged, else read segment by segment (the
+    unchanged segments of a changed file from the cache), in a pool when it pays. Nothing
+    holds the summaries already handed on, so memory stays flat in the history's size."""
+    kind = "drift" if drift else "tolls"
+    store = SummaryCache(cache) if cache is not None else None
+    stats = stats if stats is not None else ScanStats()
+    stats.files = len(files)
+    order = [str(path) for path, _ in files]
+    cached: set[str] = set()
+    ready: dict[str, FileSummary] = {}
+    # per changed file: its stat, its segment keys in order, and the facts found so far
+    pending: dict[str, tuple[int, int, list[str], dict[str, SegmentFacts]]] = {}
+    jobs: list[_Job] = []
+    for path, status in files:
+        name = str(path)
+        if store is not None and store.has(name, kind, status.st_size, status.st_mtime_ns):
+            cached.add(name)
+            stats.cached += 1
+            continue
+        split = not drift and transcript_format(path) == CLAUDE
+        bounds = (
+            segment_bounds(path, status.st_size, SEGMENT_BYTES) if split else [(0, status.st_size)]
+        )
+        # Without a cache no key is ever looked up again: the range alone names a segment.
+        keys = [fingerprint(path, *bound) if store else f"{bound}" for bound in bounds]
+        known = store.segments(name, kind) if store else {}
+        facts = {key: known[key] for key in keys if key in known}
+        stats.cached_segments += len(facts)
+        pending[name] = (status.st_size, status.st_mtime_ns, keys, facts)
+        whole = len(bounds) == 1
+        for (start, end), key in zip(bounds, keys):
+            if key not in facts:
+                followed = end < status.st_size
+                jobs.append(_Job(name, start, end, key, drift, False, followed, whole))
+                stats.read_bytes += end - start
+    fast = stats.read_bytes >= FAST_COUNTER_MIN_BYTES
+    for job in jobs:
+        job.fast = fast
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    workers = max(1, min(workers, len(jobs)))
+    meter = Progress(len(pending), stats.read_bytes, _progress_after(), sys.stderr)
+    remaining = {name: len(keys) - len(facts) for name, (_, _, keys, facts) in pending.items()}
+    done: list[tuple[str, str, int, int, FileSummary]] = []
+    done_segments: list[tuple[str, dict[str, SegmentFacts]]] = []
+    finished_files = read_bytes = unflushed = handed = 0
+
+    def flush() -> None:
+        # In batches: one transaction per file would make thousands of small files slow, one
+        # for the whole scan would hold every file's facts until the end.
+        nonlocal unflushed
+        if store is not None:
+            store.put(done)
+            store.put_segments(kind, done_segments)
+        done.clear()
+        done_segments.clear()
+        unflushed = 0
+
+    def finish(name: str, summary: FileSummary | None = None) -> None:
+        nonlocal unflushed, finished_files
+        size, mtime, keys, facts = pending.pop(name)
+        if summary is None:
+            summary = fold(name, transcript_format(Path(name)), (facts[k] for k in keys), drift)
+        ready[name] = summary
+        finished_files += 1
+        if store is not None:
+            done.append((name, kind, size, mtime, summary))
+            # Only a segment that ends before the file does can be read again unchanged: the
+            # last one grows with the file (and a file of one segment is read whole again).
+            complete = {key: facts[key] for key in keys[:-1]}
+            if complete:
+                done_segments.append((name, complete))
+            unflushed += size
+            if len(done) >= FLUSH_FILES or unflushed >= FLUSH_BYTES:
+                flush()
+
+    def collect(job: _Job, read: SegmentFacts | FileSummary) -> None:
+        nonlocal read_bytes
+        read_bytes += job.end - job.start
+        if isinstance(read, FileSummary):
+            finish(job.path, read)
+        else:
+            pending[job.path][3][job.key] = read
+            remaining[job.path] -= 1
+            if remaining[job.path] == 0:
+                finish(job.path)
+        if progress:
+            meter.update(finished_files, read_bytes)
+
+    def hand_on() -> Iterator[FileSummary]:
+        # In the order of ``files``: the report's order (problems, ties) is the files' order.
+        nonlocal handed
+        while handed < len(order):
+            name = order[handed]
+            if name in cached:
+                found = store.get(name, kind, *_stat_key(files[handed][1])) if store else None
+                if found is None:  # gone from the cache since: read it now
+                    found = summarize_file(Path(name), drift=drift)
+                yield found
+            elif name in ready:
+                yield ready.pop(name)
+            else:
+                return
+            handed += 1
+
+    for name in [name for name, left in remaining.items() if left == 0]:
+        finish(name)  # every segment of this changed file was cached
+    yield from hand_on()
+    # In the files' order, so summaries can be handed on as they come; segments are at most
+    # SEGMENT_BYTES, so the last one to finish leaves the pool idle only briefly.
+    if workers > 1 and stats.read_bytes >= POOL_MIN_BYTES:
+        import multiprocessing  # only a big scan pays for it
+
+        stats.workers = workers
+        methods = multiprocessing.get_all_start_methods()
+        if "fork" in methods and _single_threaded():
+            # Forked workers share the vocabularies loaded (and the counter proven) here.
+            # multiprocessing.Pool forks its workers before starting its own threads
+            # (concurrent.futures forks from a manager thread, which 3.12+ warns about).
+            exact_count(fast)
+            method: str | None = "fork"
+        else:
+            # Forking a multi-threaded process (a pytest-xdist worker, say) can leave a child
+            # blocked on a lock another thread held: such hosts pay for fresh interpreters.
+            method = "forkserver" if "forkserver" in methods else None
+        context = multiprocessing.get_context(method)
+        with context.Pool(processes=workers) as pool:
+            for job, read in pool.imap_unordered(_read_segment, jobs):
+                collect(job, read)
+                yield from hand_on()
+    else:
+        for job in jobs:
+            collect(*_read_segment(job))
+            yield from hand_on()
+    if progress:
+        meter.close()
+    flush()
+    if store is not None:
+        store.close()
+
+
+def _stat_key(status: os.stat_result) -> tuple[int, int]:
+    return status.st_size, status.st_mtime_ns
 
 
 def summarize_files(
@@ -172,72 +363,14 @@ def summarize_files(
     workers: int | None = None,
     progress: bool = False,
 ) -> tuple[list[FileSummary], ScanStats]:
-    """A summary per file: from the cache when unchanged, else read (in a pool if it pays)."""
-    kind = "drift" if drift else "tolls"
-    store = SummaryCache(cache) if cache is not None else None
-    summaries: dict[str, FileSummary] = {}
-    missing: list[tuple[str, int, int]] = []
-    for path, status in files:
-        name = str(path)
-        found = store.get(name, kind, status.st_size, status.st_mtime_ns) if store else None
-        if found is not None:
-            summaries[name] = found
-        else:
-            missing.append((name, status.st_size, status.st_mtime_ns))
-    stats = ScanStats(len(files), len(summaries), sum(size for _, size, _ in missing))
-    workers = workers if workers is not None else (os.cpu_count() or 1)
-    workers = max(1, min(workers, len(missing)))
-    done: list[tuple[str, str, int, int, FileSummary]] = []
-    shown = [0.0]
-
-    def report(finished: int) -> None:
-        now = time.monotonic()
-        if progress and (now - shown[0] > 0.2 or finished == len(missing)):
-            shown[0] = now
-            sys.stderr.write(f"\rtoll: read {finished}/{len(missing)} transcript files")
-            if finished == len(missing):
-                sys.stderr.write("\n")
-            sys.stderr.flush()
-
-    # Largest first, so one big file does not finish last on an otherwise idle pool.
-    missing.sort(key=lambda item: item[1], reverse=True)
-    if workers > 1 and stats.read_bytes >= POOL_MIN_BYTES:
-        import multiprocessing  # only a big scan pays for it
-
-        stats.workers = workers
-        methods = multiprocessing.get_all_start_methods()
-        if "fork" in methods and _single_threaded():
-            # Forked workers share the vocabulary loaded here instead of each reading it.
-            # multiprocessing.Pool forks its workers before starting its own threads
-            # (concurrent.futures forks from a manager thread, which 3.12+ warns about).
-            encoding()
-            method: str | None = "fork"
-        else:
-            # Forking a multi-threaded process (a pytest-xdist worker, say) can leave a child
-            # blocked on a lock another thread held: such hosts pay for fresh interpreters.
-            method = "forkserver" if "forkserver" in methods else None
-        context = multiprocessing.get_context(method)
-        where = {name: (size, mtime) for name, size, mtime in missing}
-        jobs = [(name, drift) for name, _size, _mtime in missing]
-        with context.Pool(processes=workers) as pool:
-            for finished, (name, summary) in enumerate(
-                pool.imap_unordered(_summarize_for_pool, jobs), 1
-            ):
-                size, mtime = where[name]
-                summaries[name] = summary
-                done.append((name, kind, size, mtime, summary))
-                report(finished)
-    else:
-        count = text_counter()
-        for finished, (name, size, mtime) in enumerate(missing, 1):
-            summary = summarize_file(Path(name), drift=drift, count=count)
-            summaries[name] = summary
-            done.append((name, kind, size, mtime, summary))
-            report(finished)
-    if store is not None:
-        store.put(done)
-        store.close()
-    return [summaries[str(path)] for path, _ in files], stats
+    """Every file's summary (:func:`iter_summaries`) in a list, and how they were found."""
+    stats = ScanStats()
+    summaries = list(
+        iter_summaries(
+            files, drift=drift, cache=cache, workers=workers, progress=progress, stats=stats
+        )
+    )
+    return summaries, stats
 
 
 def read_summaries(
@@ -257,11 +390,17 @@ def read_summaries(
 
 
 def scan(roots: Sequence[Path], options: ReadOptions) -> ScanReport:
-    """The toll table of every transcript under ``roots``; CouldNotJudge when there is none."""
-    summaries = read_summaries(roots, options)
-    report = build_report(summaries)
-    if report.calls == 0:
-        raise CouldNotJudge(
-            f"{len(summaries)} transcript file(s) read, but they contain no tool calls"
+    """The toll table of every transcript under ``roots``; CouldNotJudge when there is none.
+    Summaries stream into the report: none is held once it is added."""
+    files = transcript_files(roots, options.since_days, options.limit)
+    report = build_report(
+        iter_summaries(
+            files,
+            cache=options.cache,
+            workers=options.workers,
+            progress=options.progress,
         )
+    )
+    if report.calls == 0:
+        raise CouldNotJudge(f"{len(files)} transcript file(s) read, but they contain no tool calls")
     return report

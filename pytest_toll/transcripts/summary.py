@@ -9,7 +9,7 @@ reported prompt growth is set beside our count of what was added.
 from __future__ import annotations
 
 from collections import Counter as Tally
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from pytest_toll.transcripts.counting import image_tokens, text_counter
 from pytest_toll.transcripts.outcomes import OUTCOME_OK, OUTCOME_UNPAIRED, Outcome, outcome_of
 from pytest_toll.transcripts.readers import (
+    CLAUDE,
     MAX_LINE_BYTES,
     BadLine,
     BoundaryRecord,
@@ -30,7 +31,7 @@ from pytest_toll.transcripts.readers import (
 from pytest_toll.transcripts.shapes import MUTATING_TOOLS, normal_path, shape_of, target_of
 
 #: Bump when a summary's meaning changes, so stale cache entries are ignored.
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 
 
 @dataclass
@@ -120,20 +121,140 @@ class _Pending:
     repeat_key: tuple[str, str, str, int] | None
 
 
-def summarize_file(
+# A *fact* is what the fold needs from one record, with the costly work (parsing, counting,
+# shaping) already done: plain lists, so a worker returns them cheaply and the cache stores
+# them as JSON. One segment's facts are a list of:
+#   ["C", session, call id, shape, target | None, mutating, file | None, epoch kind]
+#   ["R", session, call id, outcome, tokens, images]
+#   ["U", session, message id | None, model, prompt, input, output, cache read, cache write]
+#   ["T", session, tokens, images]      (conversation text, drift only)
+#   ["B", session]                      (compaction boundary)
+#   ["X", line number in the segment, reason]
+Fact = list[Any]
+# What a repeat's epoch counts: edits of the read file, nothing, or any edit in the session.
+_EPOCH_OF_PATH, _EPOCH_NONE, _EPOCH_OF_SESSION = "P", "0", "S"
+
+
+@dataclass
+class SegmentFacts:
+    """The facts of one byte range of a file and how many lines it holds."""
+
+    facts: list[Fact]
+    lines: int
+
+
+def _call_fact(record: CallRecord) -> Fact:
+    arguments = record.input
+    file = None
+    if record.tool in MUTATING_TOOLS or record.tool in ("Read", "NotebookRead"):
+        file = normal_path(arguments.get("file_path", arguments.get("notebook_path")), record.cwd)
+    if record.tool in ("Read", "NotebookRead"):
+        epoch = _EPOCH_OF_PATH
+    elif record.tool in ("WebFetch", "WebSearch") or record.tool.startswith("mcp__"):
+        epoch = _EPOCH_NONE
+    else:
+        epoch = _EPOCH_OF_SESSION
+    return [
+        "C",
+        record.session,
+        record.call_id,
+        shape_of(record.tool, arguments),
+        target_of(record),
+        record.tool in MUTATING_TOOLS,
+        file,
+        epoch,
+    ]
+
+
+def segment_facts(
     path: Path,
+    start: int = 0,
+    end: int | None = None,
     *,
     drift: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
     count: Callable[[str], int] | None = None,
-) -> FileSummary:
-    """Read one transcript and reduce it to a :class:`FileSummary` (never raises on content)."""
+    count_lines: bool = False,
+) -> SegmentFacts:
+    """Read one byte range of a transcript into facts (never raises on content);
+    ``count_lines`` when a later segment's line numbers follow on from this one's."""
     count = count or text_counter()
-    summary = FileSummary(str(path), transcript_format(path), drift=[] if drift else None)
+    facts: list[Fact] = []
+    for record in read_records(
+        path, with_text=drift, max_line_bytes=max_line_bytes, start=start, end=end
+    ):
+        if isinstance(record, BadLine):
+            facts.append(["X", record.line, record.reason])
+        elif isinstance(record, CallRecord):
+            facts.append(_call_fact(record))
+        elif isinstance(record, ResultRecord):
+            tokens = (count(record.text) if record.text else 0) + sum(
+                map(image_tokens, record.images)
+            )
+            facts.append(
+                [
+                    "R",
+                    record.session,
+                    record.call_id,
+                    outcome_of(record),
+                    tokens,
+                    len(record.images),
+                ]
+            )
+        elif isinstance(record, UsageRecord):
+            facts.append(
+                [
+                    "U",
+                    record.session,
+                    record.message_id,
+                    record.model,
+                    record.prompt,
+                    record.input,
+                    record.output,
+                    record.cache_read,
+                    record.cache_creation,
+                ]
+            )
+        elif isinstance(record, TextRecord):
+            tokens = count(record.text) if record.text else 0
+            facts.append(["T", record.session, tokens, len(record.images)])
+        elif isinstance(record, BoundaryRecord):
+            facts.append(["B", record.session])
+    lines = _line_count(path, start, end) if count_lines else 0
+    return SegmentFacts(facts, lines)
+
+
+def _line_count(path: Path, start: int, end: int | None) -> int:
+    """Lines in a byte range as :func:`iter_lines` numbers them (blank ones included)."""
+    with path.open("rb") as stream:
+        stream.seek(start)
+        remaining = (end if end is not None else 1 << 62) - start
+        newlines = 0
+        last = b""
+        while remaining > 0:
+            chunk = stream.read(min(remaining, 1 << 20))
+            if not chunk:
+                break
+            newlines += chunk.count(b"\n")
+            last = chunk
+            remaining -= len(chunk)
+        return newlines + (1 if last and not last.endswith(b"\n") else 0)
+
+
+def fold(
+    path: str, format: str, segments: Iterable[SegmentFacts], drift: bool = False
+) -> FileSummary:
+    """One file's facts, segment after segment in file order, reduced to its summary: calls
+    paired with results by id, outcomes tallied by shape, repeats found, turns added up."""
+    summary = FileSummary(path, format, drift=[] if drift else None)
     sessions: dict[str, None] = {}
     calls: dict[str, _Pending] = {}
     early_results: dict[str, tuple[Outcome, int]] = {}
     paired: set[str] = set()
+    # A call or turn written again in a later segment is dropped here as the reader drops it
+    # within one (Claude Code's per-block lines; the reader never repeats a Codex call).
+    seen_calls: set[str] = set()
+    seen_messages: set[str] = set()
     fetches: dict[tuple[str, str, str, int], list[tuple[str, int]]] = {}
     # Re-reading a file after editing it is not waste: edits open a new "epoch" for that path
     # (and, for commands and searches, for the whole session).
@@ -143,6 +264,7 @@ def summarize_file(
     last_prompt: dict[str, int] = {}
     added: Tally[str] = Tally()
     tainted: set[str] = set()
+    claude = format == CLAUDE
 
     def tally(call_id: str, shape: str, outcome: Outcome, tokens: int) -> None:
         summary.call_log.append([call_id, shape, outcome, tokens])
@@ -157,89 +279,96 @@ def summarize_file(
         if outcome == OUTCOME_OK and pending.repeat_key is not None:
             fetches.setdefault(pending.repeat_key, []).append((call_id, tokens))
 
-    for record in read_records(path, with_text=drift, max_line_bytes=max_line_bytes):
-        if isinstance(record, BadLine):
-            summary.unreadable_lines += 1
-            if len(summary.problems) < _PROBLEMS_KEPT:
-                summary.problems.append(f"line {record.line}: {record.reason}")
-            continue
-        session = record.session
-        sessions.setdefault(session, None)
-        if isinstance(record, CallRecord):
-            if record.tool in MUTATING_TOOLS:
-                session_epochs[session] += 1
-                touched = normal_path(
-                    record.input.get("file_path", record.input.get("notebook_path")), record.cwd
-                )
-                if touched:
-                    path_epochs[(session, touched)] += 1
-            shape = shape_of(record.tool, record.input)
-            target = target_of(record)
-            key = None
-            if target is not None:
-                if record.tool in ("Read", "NotebookRead"):
-                    read_path = normal_path(
-                        record.input.get("file_path", record.input.get("notebook_path")), record.cwd
-                    )
-                    epoch = path_epochs[(session, read_path or "")]
-                elif record.tool in ("WebFetch", "WebSearch") or record.tool.startswith("mcp__"):
-                    epoch = 0
+    offset = 0
+    for segment in segments:
+        for fact in segment.facts:
+            kind = fact[0]
+            if kind == "X":
+                summary.unreadable_lines += 1
+                if len(summary.problems) < _PROBLEMS_KEPT:
+                    summary.problems.append(f"line {offset + fact[1]}: {fact[2]}")
+                continue
+            session = fact[1]
+            if kind == "C":
+                _, _, call_id, shape, target, mutating, file, epoch_kind = fact
+                if claude:
+                    if call_id in seen_calls:
+                        continue
+                    seen_calls.add(call_id)
+                sessions.setdefault(session, None)
+                if mutating:
+                    session_epochs[session] += 1
+                    if file:
+                        path_epochs[(session, file)] += 1
+                key = None
+                if target is not None:
+                    if epoch_kind == _EPOCH_OF_PATH:
+                        epoch = path_epochs[(session, file or "")]
+                    elif epoch_kind == _EPOCH_NONE:
+                        epoch = 0
+                    else:
+                        epoch = session_epochs[session]
+                    key = (session, shape, target, epoch)
+                pending = _Pending(session, shape, key)
+                early = early_results.pop(call_id, None)
+                if early is not None:
+                    paired.add(call_id)
+                    summary.admitted_tokens += early[1]
+                    settle(call_id, pending, *early)
                 else:
-                    epoch = session_epochs[session]
-                key = (session, shape, target, epoch)
-            pending = _Pending(session, shape, key)
-            early = early_results.pop(record.call_id, None)
-            if early is not None:
-                paired.add(record.call_id)
-                summary.admitted_tokens += early[1]
-                settle(record.call_id, pending, *early)
-            else:
-                calls[record.call_id] = pending
-        elif isinstance(record, ResultRecord):
-            tokens = (count(record.text) if record.text else 0) + sum(
-                map(image_tokens, record.images)
-            )
-            summary.images += len(record.images)
-            outcome = outcome_of(record)
-            found = calls.pop(record.call_id, None)
-            if found is not None:
-                paired.add(record.call_id)
-                summary.admitted_tokens += tokens
-                settle(record.call_id, found, outcome, tokens)
-            elif record.call_id in paired:
-                pass  # the same result written twice: counted once
-            elif record.call_id in early_results:
-                summary.orphan_results += 1
-            else:
-                # Possibly answered before its call was written (out of order): hold the verdict.
-                early_results[record.call_id] = (outcome, tokens)
-            if drift:
-                added[session] += tokens
-                if record.images:
+                    calls[call_id] = pending
+            elif kind == "R":
+                _, _, call_id, outcome, tokens, images = fact
+                sessions.setdefault(session, None)
+                summary.images += images
+                found = calls.pop(call_id, None)
+                if found is not None:
+                    paired.add(call_id)
+                    summary.admitted_tokens += tokens
+                    settle(call_id, found, outcome, tokens)
+                elif call_id in paired:
+                    pass  # the same result written twice: counted once
+                elif call_id in early_results:
+                    summary.orphan_results += 1
+                else:
+                    # Answered before its call was written (out of order): hold the verdict.
+                    early_results[call_id] = (outcome, tokens)
+                if drift:
+                    added[session] += tokens
+                    if images:
+                        tainted.add(session)
+            elif kind == "U":
+                _, _, message_id, model, prompt, input_, output, cache_read, cache_write = fact
+                if message_id is not None:
+                    if message_id in seen_messages and claude:
+                        continue
+                    seen_messages.add(message_id)
+                sessions.setdefault(session, None)
+                summary.turns += 1
+                summary.prompt_tokens += prompt
+                summary.turn_log.append([message_id, prompt])
+                summary.input_tokens += input_
+                summary.output_tokens += output
+                summary.cache_read_tokens += cache_read
+                summary.cache_write_tokens += cache_write
+                if summary.drift is not None:
+                    previous = last_prompt.get(session)
+                    growth = prompt - previous if previous is not None else 0
+                    if growth > 0 and added[session] > 0 and session not in tainted:
+                        summary.drift.append([message_id, model, growth, added[session]])
+                    last_prompt[session] = prompt
+                    added[session] = 0
+                    tainted.discard(session)
+            elif kind == "T":
+                sessions.setdefault(session, None)
+                added[session] += fact[2]
+                if fact[3]:
                     tainted.add(session)
-        elif isinstance(record, UsageRecord):
-            summary.turns += 1
-            summary.prompt_tokens += record.prompt
-            summary.turn_log.append([record.message_id, record.prompt])
-            summary.input_tokens += record.input
-            summary.output_tokens += record.output
-            summary.cache_read_tokens += record.cache_read
-            summary.cache_write_tokens += record.cache_creation
-            if summary.drift is not None:
-                previous = last_prompt.get(session)
-                growth = record.prompt - previous if previous is not None else 0
-                if growth > 0 and added[session] > 0 and session not in tainted:
-                    summary.drift.append([record.message_id, record.model, growth, added[session]])
-                last_prompt[session] = record.prompt
+            elif kind == "B":
+                sessions.setdefault(session, None)
+                last_prompt.pop(session, None)
                 added[session] = 0
-                tainted.discard(session)
-        elif isinstance(record, TextRecord):
-            added[session] += count(record.text) if record.text else 0
-            if record.images:
-                tainted.add(session)
-        elif isinstance(record, BoundaryRecord):
-            last_prompt.pop(session, None)
-            added[session] = 0
+        offset += segment.lines
     for call_id, pending in calls.items():
         tally(call_id, pending.shape, OUTCOME_UNPAIRED, 0)
     # Results whose call never appeared are not attributed to any shape.
@@ -252,3 +381,15 @@ def summarize_file(
                 Repeat(session, shape, target, len(fetched), each, fetched[0][0])
             )
     return summary
+
+
+def summarize_file(
+    path: Path,
+    *,
+    drift: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    count: Callable[[str], int] | None = None,
+) -> FileSummary:
+    """Read one transcript and reduce it to a :class:`FileSummary` (never raises on content)."""
+    facts = segment_facts(path, drift=drift, max_line_bytes=max_line_bytes, count=count)
+    return fold(str(path), transcript_format(path), [facts], drift)

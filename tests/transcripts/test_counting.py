@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_toll.transcripts.counting import image_tokens
-from pytest_toll.transcripts.readers import Image
+from pytest_toll.transcripts.images import Image
 
 
 def test_image_tokens() -> None:

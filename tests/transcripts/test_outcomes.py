@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_toll.transcripts.images import Image
 from pytest_toll.transcripts.outcomes import outcome_of
-from pytest_toll.transcripts.readers import Image, ResultRecord
+from pytest_toll.transcripts.readers import ResultRecord
 
 
 @pytest.mark.parametrize(

@@ -11,17 +11,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_toll.transcripts.images import Image, image_size
 from pytest_toll.transcripts.readers import (
     BadLine,
     BoundaryRecord,
     CallRecord,
-    Image,
     ResultRecord,
     TextRecord,
     UsageRecord,
     default_roots,
     discover,
-    image_size,
     read_records,
     transcript_format,
 )

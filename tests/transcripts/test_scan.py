@@ -111,13 +111,20 @@ def test_repeats_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.startswith("no repeats")
 
 
-def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
+def _scan_on_a_terminal(
+    tmp_path: Path, *arguments: str, after: str | None, stderr_terminal: bool = True
+) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """Run ``toll scan`` with stderr on a pseudo-terminal (or a pipe); what stderr showed."""
     main, secondary = pty.openpty()
     environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    environment.pop(tolls.PROGRESS_ENVIRONMENT, None)
+    if after is not None:
+        environment[tolls.PROGRESS_ENVIRONMENT] = after
+    command = [sys.executable, "-m", "pytest_toll", "scan", "--root", str(FIXTURES), *arguments]
     finished = subprocess.run(
-        [sys.executable, "-m", "pytest_toll", "scan", "--root", str(FIXTURES), "--json"],
+        command,
         stdout=subprocess.PIPE,
-        stderr=secondary,
+        stderr=secondary if stderr_terminal else subprocess.PIPE,
         env=environment,
         check=False,
         timeout=60,
@@ -125,13 +132,37 @@ def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
     os.close(secondary)
     shown = b""
     try:
-        while chunk := os.read(main, 4096):
+        while stderr_terminal and (chunk := os.read(main, 4096)):
             shown += chunk
     except OSError:  # the terminal closes once the child is gone
         pass
     os.close(main)
-    assert finished.returncode == 0 and json.loads(finished.stdout)["calls"] == 22
-    assert b"\rtoll: read 5/5 transcript files" in shown
+    assert finished.returncode == 0, finished
+    return finished, shown if stderr_terminal else finished.stderr
+
+
+def test_progress_shows_on_a_terminal_once_a_scan_takes_a_while(tmp_path: Path) -> None:
+    # A scan that has run for 0 s already "takes a while": the fixtures' scan shows its line.
+    finished, shown = _scan_on_a_terminal(tmp_path, "--no-cache", after="0")
+    assert finished.stdout.startswith(b"22 tool calls")
+    assert b"\rtoll: read 5/5 files, 0/0 MB" in shown and shown.count(b"\rtoll: read") >= 1
+    # A scan quicker than the delay shows none; neither does --json, nor stderr on a pipe.
+    assert b"\rtoll: read" not in _scan_on_a_terminal(tmp_path, "--no-cache", after="3600")[1]
+    _, shown = _scan_on_a_terminal(tmp_path, "--no-cache", "--json", after="0")
+    assert b"\rtoll: read" not in shown
+    _, shown = _scan_on_a_terminal(tmp_path, "--no-cache", after="0", stderr_terminal=False)
+    assert b"\rtoll: read" not in shown and b"unreadable line(s)" in shown
+
+
+def test_progress_line_says_files_megabytes_and_time_left(tmp_path: Path) -> None:
+    stream = tmp_path / "progress.txt"
+    with stream.open("w") as out:
+        meter = tolls.Progress(files=4, total_bytes=40_000_000, after=0.0, stream=out)
+        meter.update(1, 10_000_000)
+        meter.close()
+    shown = stream.read_bytes().decode()
+    assert shown.startswith("\rtoll: read 1/4 files, 10/40 MB, about ") and " s left" in shown
+    assert shown.endswith("\n")
 
 
 def test_scan_json_lists_every_shape_unless_told(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_toll.transcripts import shapes
 from pytest_toll.transcripts.shapes import shape_of, shape_of_command
 
 
@@ -51,3 +52,47 @@ def test_tool_shapes() -> None:
 def test_any_command_has_a_shape(command: str) -> None:
     shape = shape_of_command(command)
     assert shape.startswith("$ ") and len(shape) > 2
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "git",
+                "log",
+                " ",
+                "  ",
+                "\t",
+                "\r",
+                "\n",
+                ";",
+                "&",
+                "|",
+                "&&",
+                "||",
+                "|&",
+                ">",
+                "2>",
+                "$(",
+                ")",
+                "x=1",
+                "-C",
+                "/usr/bin/",
+                "~",
+                "*",
+                "#",
+                "é",
+                "日本",
+                "sudo",
+                "cd",
+                ".",
+            ]
+        ),
+        max_size=40,
+    )
+)
+def test_unquoted_commands_split_as_shlex_splits_them(parts: list[str]) -> None:
+    # The quote-free fast path must give shlex's words exactly, or shapes would change.
+    command = "".join(parts)
+    assert shapes._split_command(command) == shapes._shlex_words(command)
