@@ -26,7 +26,12 @@ from pytest_toll.gate.kinds import KINDS, TESTS_KIND
 from pytest_toll.gate.ledger import Ledger
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.gate.ratchet import Policy, judge, stale_result
-from pytest_toll.gate.session import collected_of, ledger_unmeasured_entries, write_ratchet
+from pytest_toll.gate.session import (
+    collected_of,
+    ledger_pricing,
+    ledger_unmeasured_entries,
+    write_ratchet,
+)
 from pytest_toll.gate.shards import ledger_sha256
 from pytest_toll.report.model import (
     OUTCOME_ERROR,
@@ -307,6 +312,7 @@ def merge_shards(
         collected=collected_of(collected, ledger_name),
         ledger_sha256=digest,
     )
+    report.pricing = ledger_pricing(report, ledger)
     merged = Merged(report)
     if policy.update:
         merged.ledger_error = write_ratchet(report, ledger, policy)

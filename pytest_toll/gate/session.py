@@ -21,7 +21,8 @@ from pytest_toll.gate.measurement import EntryContext
 from pytest_toll.gate.ratchet import Policy, plan_update
 from pytest_toll.gate.settings import Settings, ledger_catalogue
 from pytest_toll.gate.shards import Shard
-from pytest_toll.report.model import CollectedDict, EntryResult, SessionReport
+from pytest_toll.report.model import CollectedDict, EntryResult, PricingDict, SessionReport
+from pytest_toll.report.pricing import price_report
 
 
 @dataclass
@@ -118,6 +119,7 @@ def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionRepor
         ledger_sha256=state.ledger_sha256,
         shard=None if state.shard is None else state.shard.as_dict(),
     )
+    report.pricing = ledger_pricing(report, state.ledger, state.catalogue)
     if settings.update:
         state.ledger_error = write_ratchet(report, state.ledger, settings.policy)
     state.report = report
@@ -127,6 +129,18 @@ def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionRepor
         except OSError as error:
             state.warnings.append(f"could not write the JSON report {settings.json}: {error}")
     return report
+
+
+def ledger_pricing(
+    report: SessionReport, ledger: Ledger, catalogue: Catalogue | None = None
+) -> PricingDict | None:
+    """The fixed cost in USD for the ledger's ``model:``, when the catalogue (with the
+    ledger's ``models:``) prices its input; None without a model or a price."""
+    name = ledger.data.get("model")
+    if not isinstance(name, str) or not name:
+        return None
+    model = (catalogue or ledger_catalogue(ledger)).find(name)
+    return None if model is None else price_report(report, model)
 
 
 def collected_of(nodeids: Iterable[str], ledger_name: str) -> CollectedDict:

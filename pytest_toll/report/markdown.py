@@ -175,6 +175,42 @@ def fixed_cost_line(report: ReportDict) -> str:
     )
 
 
+def usd(value: float, *, sign: bool = False) -> str:
+    """Dollars as a person reads them: cents from a cent up (``$1.03``), two significant
+    digits below (``$0.0043``), so a small figure is never shown as ``$0.00``."""
+    size = abs(value)
+    if size == 0:
+        shown = "0.00"
+    elif size >= 0.01:
+        shown = f"{size:,.2f}"
+    else:
+        shown = f"{float(f'{size:.2g}'):f}".rstrip("0")
+    prefix = ("-" if value < 0 else "+") if sign and value else ""
+    return f"{prefix}${shown}"
+
+
+def pricing_line(report: ReportDict) -> str | None:
+    """What the fixed cost, and this change of it, cost per 1,000 requests in USD; None
+    when the report has no pricing (no ledger model, or no input price for it)."""
+    pricing = report.get("pricing")
+    if not pricing:
+        return None
+    price = float(pricing["input_usd_per_mtok"])
+    method = str(pricing["method"])
+    if not pricing.get("scale_measured", True):
+        method += ", scale not measured"
+    at_least = "≥ " if fixed_cost_gaps(report.get("fixed_cost") or {}) else ""
+    line = (
+        f"At {text(pricing['model'])} input prices ({usd(price)}/MTok, {text(method)}): "
+        f"**{at_least}{usd(float(pricing['fixed_cost_usd_per_1000']))}** per 1,000 requests"
+    )
+    change = pricing.get("change_usd_per_1000")
+    if change is not None:
+        line += f"; this change: {usd(float(change), sign=True)} per 1,000 requests"
+    tokens = int(pricing["fixed_cost_tokens"])
+    return line + f" (uncached input; the fixed cost is {tokens:,} tok {text(method)})."
+
+
 def change_line(entry: EntryDict, biggest: int = 5) -> str | None:
     """One bullet for an entry whose total or parts moved against the pin, else None."""
     shown, hidden = biggest_changes(entry.get("parts", []), biggest)
@@ -231,6 +267,9 @@ def render(report: ReportDict, limit_bytes: int | None = None) -> str:
     """The report as Markdown, at most ``limit_bytes`` of UTF-8 when given."""
     entries = failing_first(report.get("entries", []))
     head = ["## pytest-toll: context cost", "", headline(report), "", fixed_cost_line(report), ""]
+    priced = pricing_line(report)
+    if priced is not None:
+        head[-1:-1] = ["", priced]
     footer: list[str] = []
     if report.get("partial"):
         footer.append(

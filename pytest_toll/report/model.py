@@ -110,6 +110,28 @@ class FixedCostDict(TypedDict, total=False):
     unmeasured: list[str]
 
 
+class PricingDict(TypedDict):
+    """What the fixed cost, and this change of it, cost at the ledger model's input price.
+
+    Present only when the ledger names a ``model:`` whose input price the catalogue knows.
+    Token figures are o200k scaled for the model (``method``: ``o200k×1.80``); USD is
+    uncached input, per 1,000 requests.
+    """
+
+    model: str
+    #: USD per million input tokens, at the tier of a request holding only the fixed cost.
+    input_usd_per_mtok: float
+    scale: float
+    scale_measured: bool
+    method: str
+    #: The fixed cost per request, scaled (a lower bound when the fixed cost is one).
+    fixed_cost_tokens: int
+    fixed_cost_usd_per_1000: float
+    #: Measured minus pin of the fixed-cost entries that have both, scaled; None: no pins.
+    change_tokens: int | None
+    change_usd_per_1000: float | None
+
+
 class CollectedDict(TypedDict):
     """What a session collected (after deselection): what a merge of shards unions."""
 
@@ -158,6 +180,8 @@ class ReportDict(TypedDict, total=False):
     collected: CollectedDict
     ledger_sha256: str | None
     shard: ShardDict | None
+    #: Only when the ledger's ``model:`` has a known input price.
+    pricing: PricingDict
 
 
 def _delta(measured: int | None, pin: int | None) -> int | None:
@@ -299,6 +323,8 @@ class SessionReport:
     ledger_sha256: str | None = None
     #: Which shard this report is, for ``toll merge`` (None: not a shard).
     shard: ShardDict | None = None
+    #: The fixed cost in USD at the ledger model's input price (None: no model or no price).
+    pricing: PricingDict | None = None
 
     def __post_init__(self) -> None:
         self.entries.sort(key=EntryResult.sort_key)
@@ -331,6 +357,24 @@ class SessionReport:
         return total
 
     @property
+    def fixed_cost_change(self) -> int | None:
+        """Measured minus pin of the fixed cost, over the entries (servers' totals, skills'
+        metadata parts) that have both; None when none has."""
+        change: int | None = None
+        for entry in self.entries:
+            paid = KINDS[entry.kind].fixed_cost if entry.kind in KINDS else None
+            if paid == "total":
+                deltas = [entry.delta]
+            elif paid is not None:
+                deltas = [part.delta for part in entry.parts if part.name == paid]
+            else:
+                continue
+            for delta in deltas:
+                if delta is not None:
+                    change = (change or 0) + delta
+        return change
+
+    @property
     def fixed_cost_errors(self) -> list[str]:
         """Servers and skills that could not be measured: the fixed cost leaves them out."""
         return [
@@ -357,7 +401,7 @@ class SessionReport:
         }
 
     def as_dict(self) -> ReportDict:
-        return {
+        data: ReportDict = {
             "version": REPORT_VERSION,
             "tool": "pytest-toll",
             "tool_version": __version__,
@@ -383,6 +427,9 @@ class SessionReport:
             "ledger_sha256": self.ledger_sha256,
             "shard": None if self.shard is None else cast(ShardDict, dict(self.shard)),
         }
+        if self.pricing is not None:
+            data["pricing"] = cast(PricingDict, dict(self.pricing))
+        return data
 
 
 def _pays_fixed_cost(kind: str) -> bool:

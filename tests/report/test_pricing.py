@@ -1,0 +1,61 @@
+"""Pricing a report: the fixed-cost change over servers and skills, and the USD text."""
+
+from __future__ import annotations
+
+from pytest_toll.core.models import Model, Prices, Scale, Tier
+from pytest_toll.report.markdown import usd
+from pytest_toll.report.model import EntryResult, PartResult, SessionReport
+from pytest_toll.report.pricing import price_report
+
+
+def report() -> SessionReport:
+    server = EntryResult("servers", "files", "toll.yaml::servers::files", 3, 500, "o200k", 450,
+                         None, "regressed")  # fmt: skip
+    skill = EntryResult(
+        "skills", "pdf", "toll.yaml::skills::pdf", 9, 1200, "o200k", 1300, None, "improved",
+        parts=[PartResult("metadata", 80, 100), PartResult("body", 1100, 1180)],
+    )  # fmt: skip
+    unpinned = EntryResult("servers", "new", "toll.yaml::servers::new", 12, 70, "o200k", None,
+                           None, "new")  # fmt: skip
+    return SessionReport(ledger="toll.yaml", window=200_000, tolerance=0,
+                         entries=[server, skill, unpinned])  # fmt: skip
+
+
+def test_the_change_counts_server_totals_and_skill_metadata_with_a_pin() -> None:
+    priced = report()
+    # Fixed cost: 500 + 80 + 70; change: (500 - 450) + (80 - 100); the new server has no pin.
+    assert priced.fixed_cost == 650
+    assert priced.fixed_cost_change == 30
+    model = Model("m", "anthropic", prices=Prices(input=3.0), scale=Scale(1.5, True, "test"),
+                  tiers=(Tier(900, Prices(input=6.0)),))  # fmt: skip
+    pricing = price_report(priced, model)
+    assert pricing is not None
+    # 650 × 1.5 = 975 tokens: at or above 900, the tier's $6 applies.
+    assert pricing["fixed_cost_tokens"] == 975
+    assert pricing["input_usd_per_mtok"] == 6.0
+    assert pricing["fixed_cost_usd_per_1000"] == 975 * 6 / 1000
+    assert pricing["change_tokens"] == 45
+    assert pricing["change_usd_per_1000"] == 45 * 6 / 1000
+    assert pricing["method"] == "o200k×1.50"
+
+
+def test_no_input_price_is_no_pricing_and_no_pin_is_no_change() -> None:
+    assert price_report(report(), Model("m", "openai", prices=Prices(output=1.0))) is None
+    unpinned = SessionReport(ledger="toll.yaml", window=1, tolerance=0, entries=[
+        EntryResult("servers", "a", "toll.yaml::servers::a", 3, 10, "o200k", None, None, "new")
+    ])  # fmt: skip
+    pricing = price_report(unpinned, Model("m", "openai", prices=Prices(input=1.0)))
+    assert pricing is not None
+    assert pricing["method"] == "o200k"
+    assert pricing["change_tokens"] is None
+    assert pricing["change_usd_per_1000"] is None
+
+
+def test_usd_text() -> None:
+    assert usd(1.0349) == "$1.03"
+    assert usd(0.0043) == "$0.0043"
+    assert usd(0.0) == "$0.00"
+    assert usd(1234.5) == "$1,234.50"
+    assert usd(0.05, sign=True) == "+$0.05"
+    assert usd(-0.000134, sign=True) == "-$0.00013"
+    assert usd(0.0, sign=True) == "$0.00"
