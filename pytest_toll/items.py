@@ -85,7 +85,20 @@ class LedgerSection(pytest.Collector):
             yield LedgerItem.from_parent(self, name=str(name), kind=self.kind, entry_name=name)
 
 
-class LedgerItem(pytest.Item):
+class JudgedItem(pytest.Item):
+    """An item whose failure is a judged entry: shown as its short table, not a traceback."""
+
+    def repr_failure(
+        self,
+        excinfo: pytest.ExceptionInfo[BaseException],
+        style: Any = None,
+    ) -> str | Any:
+        if isinstance(excinfo.value, EntryFailed):
+            return failure_text(excinfo.value.result)
+        return super().repr_failure(excinfo, style=style)
+
+
+class LedgerItem(JudgedItem):
     """One ledger entry, measured and judged when run."""
 
     def __init__(self, *, kind: Kind, entry_name: str, **kwargs: Any) -> None:
@@ -119,15 +132,6 @@ class LedgerItem(pytest.Item):
         record_result(self, result)
         if result.failed:
             raise EntryFailed(result)
-
-    def repr_failure(
-        self,
-        excinfo: pytest.ExceptionInfo[BaseException],
-        style: Any = None,
-    ) -> str | Any:
-        if isinstance(excinfo.value, EntryFailed):
-            return failure_text(excinfo.value.result)
-        return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         state = state_of(self.config)
@@ -247,7 +251,7 @@ class StaleSection(pytest.Collector):
         return []
 
 
-class StaleItem(pytest.Item):
+class StaleItem(JudgedItem):
     """A ``tests:`` entry whose test no longer exists, as an item of its own.
 
     It fails under ``--toll-strict`` (and passes otherwise, with the entry listed as stale
@@ -262,15 +266,6 @@ class StaleItem(pytest.Item):
         record_result(self, self.result)
         if self.result.failed:
             raise EntryFailed(self.result)
-
-    def repr_failure(
-        self,
-        excinfo: pytest.ExceptionInfo[BaseException],
-        style: Any = None,
-    ) -> str | Any:
-        if isinstance(excinfo.value, EntryFailed):
-            return failure_text(excinfo.value.result)
-        return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         line = self.result.line
