@@ -27,15 +27,22 @@ class EntryMeasurement:
     #: Other pinned numbers of the entry, by ledger key (``waste_ratio_pin``): measured
     #: values that ratchet down like pins; going above them is the measuring rules' call.
     other_pins: Mapping[str, float] = field(default_factory=dict)
+    #: What the report shows beside the numbers and never judges or pins: a server's
+    #: per-tool split (``{"tools": {name: {"description", "schema", "output_schema"}}}``),
+    #: the heaviest transcript shapes (``{"shapes": [...]}``). None when the kind has none.
+    detail: Mapping[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "total": self.total,
             "method": self.method,
             "parts": dict(self.parts),
             "findings": [dict(finding) for finding in self.findings],
             "other_pins": dict(self.other_pins),
         }
+        if self.detail is not None:
+            data["detail"] = dict(self.detail)
+        return data
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,16 @@ def measure_servers_entry(
         method=str(report.method),
         parts={row.name: int(row.tokens) for row in report.tools},
         findings=_findings(report.findings),
+        detail={
+            "tools": {
+                row.name: {
+                    "description": int(row.description_tokens),
+                    "schema": int(row.schema_tokens),
+                    "output_schema": int(row.output_schema_tokens),
+                }
+                for row in report.tools
+            }
+        },
     )
 
 
@@ -128,6 +138,11 @@ def measure_transcripts_entry(
         # Rounded up to 4 decimals as `toll check --init` pins it, so an unchanged history
         # equals its pin rather than "improving" by a rounding error.
         other_pins={"waste_ratio_pin": math.ceil(float(report.waste_ratio) * 10_000) / 10_000},
+        detail={
+            "sessions": int(report.sessions),
+            "calls": int(report.calls),
+            "shapes": [row.as_dict() for row in report.top_shapes],
+        },
     )
 
 

@@ -233,6 +233,7 @@ def _judge_again(result: EntryResult, ledger: Ledger, policy: Policy) -> EntryRe
         parts={part.name: part.measured for part in result.parts if part.measured is not None},
         findings=tuple(result.findings),
         other_pins={str(other["key"]): other["measured"] for other in result.other_pins},
+        detail=result.detail,
     )
     judged = judge(
         kind=result.kind,

@@ -155,7 +155,7 @@ def judge(
             [str(finding.get("rule")) for finding in error_findings],
         ),
         [dict(finding) for finding in measurement.findings], parts,
-        other_pins=others,
+        other_pins=others, detail=measurement.detail,
     )  # fmt: skip
     if policy.update:
         result.ratchet = _pin_change(result, policy)

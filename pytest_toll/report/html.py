@@ -218,37 +218,59 @@ def window_section(tokens: int, window: int, what: str) -> str:
     )
 
 
+def _split(description: float | None, schema: float | None, output_schema: float | None) -> str:
+    """A tool's tokens by part, as its treemap tooltip says it."""
+    return (
+        f"description {number(description)}, schema {number(schema)}, "
+        f"output schema {number(output_schema)}"
+    )
+
+
+SPLIT_HEADER = ("description", "schema", "output schema")
+
+
 def session_servers(session: Mapping[str, Any]) -> str:
     out = []
     for index, entry in enumerate(session.get("entries", [])):
         if entry.get("kind") != "servers":
             continue
         parts = entry.get("parts", [])
-        tiles = [
-            Tile(
-                str(part["name"]),
-                float(part.get("measured") or 0),
+        # The per-tool split, when the report carries it (older reports do not).
+        split: Mapping[str, Mapping[str, int]] = (entry.get("detail") or {}).get("tools") or {}
+        tiles = []
+        for part in parts:
+            tooltip = (
                 f"{part['name']}: {number(part.get('measured'))} tok "
-                f"(pin {number(part.get('pin'))}, change {_signed(part.get('delta'))})",
+                f"(pin {number(part.get('pin'))}, change {_signed(part.get('delta'))})"
             )
-            for part in parts
-        ]
+            if part["name"] in split:
+                tool = split[part["name"]]
+                tooltip += " — " + _split(
+                    tool.get("description"), tool.get("schema"), tool.get("output_schema")
+                )
+            tiles.append(Tile(str(part["name"]), float(part.get("measured") or 0), tooltip))
         total = entry.get("measured")
         out.append(
             f"<h3>{esc(entry['name'])} — {esc(number(total))} tok "
             f"({esc(entry.get('method') or 'o200k')}, claude serialization)</h3>"
         )
         out.append(treemap(tiles, f"tools of {entry['name']} by claude tokens", f"s{index}"))
-        rows = [
-            (
+        rows: list[Sequence[object]] = []
+        for part in sorted(parts, key=lambda part: -(part.get("measured") or 0)):
+            row: list[object] = [
                 part["name"],
                 number(part.get("measured")),
                 number(part.get("pin")),
                 _signed(part.get("delta")),
-            )
-            for part in sorted(parts, key=lambda part: -(part.get("measured") or 0))
-        ]
-        out.append(table(("tool", "tokens", "pin", "change"), rows, (False, True, True, True)))
+            ]
+            if split:
+                tool = split.get(part["name"], {})
+                row.extend(
+                    number(tool.get(key)) for key in ("description", "schema", "output_schema")
+                )
+            rows.append(row)
+        header = ("tool", "tokens", "pin", "change", *(SPLIT_HEADER if split else ()))
+        out.append(table(header, rows, (False, *(True,) * (len(header) - 1))))
     return "<h2>Servers: tools by claude tokens</h2>" + "".join(out) if out else ""
 
 
@@ -261,10 +283,12 @@ def tools_servers(reports: Sequence[Mapping[str, Any]]) -> str:
             Tile(
                 str(row["name"]),
                 float(row.get("tokens", 0)),
-                f"{row['name']}: {number(row.get('tokens'))} tok — description "
-                f"{number(row.get('description_tokens'))}, schema "
-                f"{number(row.get('schema_tokens'))}, output schema "
-                f"{number(row.get('output_schema_tokens'))}",
+                f"{row['name']}: {number(row.get('tokens'))} tok — "
+                + _split(
+                    row.get("description_tokens"),
+                    row.get("schema_tokens"),
+                    row.get("output_schema_tokens"),
+                ),
             )
             for row in rows
         ]
@@ -299,7 +323,7 @@ def tools_servers(reports: Sequence[Mapping[str, Any]]) -> str:
             )
         out.append(
             table(
-                ("tool", "tokens", "description", "schema", "output schema"),
+                ("tool", "tokens", *SPLIT_HEADER),
                 table_rows,
                 (False, True, True, True, True),
             )
@@ -412,6 +436,7 @@ def budgets_section(session: Mapping[str, Any]) -> str:
 
 def session_transcripts(session: Mapping[str, Any]) -> str:
     rows = []
+    shapes = ""
     for entry in session.get("entries", []):
         if entry.get("kind") != "transcripts":
             continue
@@ -420,12 +445,24 @@ def session_transcripts(session: Mapping[str, Any]) -> str:
             rows.append(
                 (other.get("key", ""), number(other.get("measured")), number(other.get("pin")))
             )
+        detail = entry.get("detail")
+        if detail and detail.get("shapes") is not None:
+            waste = next(
+                (
+                    other.get("measured")
+                    for other in entry.get("other_pins", [])
+                    if other.get("key") == "waste_ratio_pin"
+                ),
+                None,
+            )
+            shapes += shapes_section({**detail, "waste_ratio": waste})
     if not rows:
         return ""
+    pointer = "" if shapes else "; per-shape detail: <code>toll scan --html PAGE</code>"
     return (
-        "<h2>Transcripts</h2><p>tokens tool results put in context (o200k); per-shape "
-        "detail: <code>toll scan --html PAGE</code></p>"
+        f"<h2>Transcripts</h2><p>tokens tool results put in context (o200k){pointer}</p>"
         + table(("what", "measured", "pin"), rows, (False, True, True))
+        + shapes
     )
 
 

@@ -97,6 +97,8 @@ class EntryDict(_EntryFields, total=False):
     """One entry of the report; ``capture`` is there only on a test that captured."""
 
     capture: CaptureDict
+    #: Shown, never judged: a server's per-tool split, the heaviest transcript shapes.
+    detail: dict[str, Any]
 
 
 class FixedCostDict(TypedDict, total=False):
@@ -237,6 +239,9 @@ class EntryResult:
     other_pins: list[dict[str, Any]] = field(default_factory=list)
     #: The LLM requests a test captured, when it captured (``CaptureDict``).
     capture: Mapping[str, Any] | None = None
+    #: What the measurer saw beside the numbers, for the report to show; never judged or
+    #: pinned (``EntryMeasurement.detail``).
+    detail: Mapping[str, Any] | None = None
 
     @property
     def delta(self) -> int | None:
@@ -268,6 +273,8 @@ class EntryResult:
         }
         if self.capture is not None:
             data["capture"] = cast(CaptureDict, dict(self.capture))
+        if self.detail is not None:
+            data["detail"] = dict(self.detail)
         return data
 
     @classmethod
@@ -291,6 +298,7 @@ class EntryResult:
             ratchet=None if ratchet is None else dict(ratchet),
             other_pins=[dict(other) for other in data.get("other_pins", [])],
             capture=data.get("capture"),
+            detail=data.get("detail"),
         )
 
     def sort_key(self) -> tuple[int, int, str]:

@@ -26,6 +26,7 @@ from pytest_toll.core.errors import UsageError, require_non_negative_number
 from pytest_toll.core.findings import ERROR, Finding, RuleSettings, worst_first
 from pytest_toll.core.tokens import O200K, TOKENIZER_NAME
 from pytest_toll.transcripts.readers import default_roots
+from pytest_toll.transcripts.report import ShapeRow
 from pytest_toll.transcripts.scan import ReadOptions, cache_dir, scan
 
 #: status → the field it needs
@@ -36,6 +37,8 @@ DEFAULT_DECIDE_ABOVE_TOKENS = 50_000
 WASTE_TOLERANCE = 0.01
 #: ``toll check --init`` sets the threshold so that this many shapes are left to decide.
 SHAPES_TO_DECIDE = 5
+#: How many of the heaviest shapes a decisions report keeps for the session report to show.
+TOP_SHAPES = 20
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class DecisionsReport:
     calls: int
     source: str = "toll.yaml"
     extras: dict[str, Any] = field(default_factory=dict)
+    #: The heaviest shapes by ok tokens (at most TOP_SHAPES), for the report to show.
+    top_shapes: list[ShapeRow] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -229,6 +234,7 @@ def judge_decisions(
         sessions=report.sessions,
         calls=report.calls,
         source=source,
+        top_shapes=list(report.shapes[:TOP_SHAPES]),
     )
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_toll.report.html import CSP, render_page
 from pytest_toll.report.model import EntryResult, PartResult, ReportDict, SessionReport
-from pytest_toll.report.svg import squarify
+from pytest_toll.report.svg import esc, squarify
 
 HOSTILE = '<script>alert("x")</script>&'
 
@@ -86,3 +86,59 @@ def test_a_tools_page_shows_the_description_schema_split_and_findings() -> None:
     assert "look_up: 60 tok — description 20, schema 30, output schema 0" in page
     assert page.index("Findings") < page.index("Servers:")
     assert "E121" in page and "short description" in page
+
+
+def detailed_session() -> ReportDict:
+    report = SessionReport(ledger="toll.yaml", window=200_000, tolerance=0)
+    report.add(
+        [
+            EntryResult(
+                "servers", "notes", "toll.yaml::servers::notes", 3, 140, "o200k", 140, None,
+                "passed", parts=[PartResult("search", 90, 90), PartResult("read", 50, 50)],
+                detail={"tools": {
+                    "search": {"description": 31, "schema": 44, "output_schema": 0},
+                    "read": {"description": 12, "schema": 20, "output_schema": 7},
+                }},
+            ),
+            EntryResult(
+                "transcripts", "transcripts", "toll.yaml::transcripts", 9, 1215, "o200k", None,
+                None, "passed",
+                other_pins=[{"key": "waste_ratio_pin", "measured": 0.0922, "pin": 0.0922}],
+                detail={"sessions": 2, "calls": 9, "shapes": [
+                    {"shape": "Read *.py", "ok_tokens": 900, "calls": 5, "ok": 4,
+                     "by_outcome": {"ok": 4, "error": 1}},
+                    {"shape": f"Bash {HOSTILE}", "ok_tokens": 315, "calls": 4,
+                     "by_outcome": {"ok": 4}},
+                ]},
+            ),
+        ]
+    )  # fmt: skip
+    # Results travel between xdist workers and the controller as plain dicts.
+    entries = [EntryResult.from_dict(dict(entry)) for entry in report.as_dict()["entries"]]
+    again = SessionReport(ledger="toll.yaml", window=200_000, tolerance=0)
+    again.add(entries)
+    return again.as_dict()
+
+
+def test_a_session_page_shows_each_tools_split_and_the_transcript_shapes() -> None:
+    page = render_page("r", session=detailed_session())
+    # The split, in the tile's tooltip and in the table under the treemap.
+    assert "search: 90 tok (pin 90, change 0) — description 31, schema 44, output schema 0" in page
+    assert '<th>tool</th><th class="n">tokens</th>' in page
+    assert '<th class="n">description</th><th class="n">schema</th>' in page
+    assert '<td>read</td><td class="n">50</td><td class="n">50</td><td class="n">0</td>' in page
+    assert '<td class="n">12</td><td class="n">20</td><td class="n">7</td>' in page
+    # The shapes, drawn and tabled by the same code as `toll scan --html`.
+    shapes = page.index("<h2>Transcript shapes</h2>")
+    assert page.index("<h2>Transcripts</h2>") < shapes
+    assert ">Read *.py</text>" in page[shapes:]
+    assert "error=1 ok=4" in page or "ok=4 error=1" in page
+    assert "9 tool calls in 2 sessions" in page
+    assert "<script>alert" not in page and "toll scan --html PAGE" not in page
+
+
+def test_a_session_report_without_detail_still_renders() -> None:
+    page = render_page("r", session=session())
+    assert f"{esc(HOSTILE)}: 300 tok (pin 290, change +10)</title>" in page
+    assert '<th class="n">description</th>' not in page
+    assert "Transcript shapes" not in page
