@@ -447,15 +447,8 @@ def session_transcripts(session: Mapping[str, Any]) -> str:
             )
         detail = entry.get("detail")
         if detail and detail.get("shapes") is not None:
-            waste = next(
-                (
-                    other.get("measured")
-                    for other in entry.get("other_pins", [])
-                    if other.get("key") == "waste_ratio_pin"
-                ),
-                None,
-            )
-            shapes += shapes_section({**detail, "waste_ratio": waste})
+            # The waste ratio is in the table above, beside its pin.
+            shapes += shapes_section(detail)
     if not rows:
         return ""
     pointer = "" if shapes else "; per-shape detail: <code>toll scan --html PAGE</code>"
