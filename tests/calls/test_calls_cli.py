@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from pytest_toll.calls.measuring import measure
 from pytest_toll.core import tokens
 from pytest_toll.definitions.serialize import serialize_claude
 from pytest_toll.definitions.tools import normalize_tools
+from tests.cli import run_toll as toll
 
 SERVERS = Path(__file__).parents[1] / "servers"
 TOOLS = [
@@ -24,22 +24,6 @@ TOOLS = [
         },
     }
 ]
-
-
-def toll(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    import os
-
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    environment.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_toll", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=environment,
-    )
 
 
 def write(tmp_path: Path) -> None:

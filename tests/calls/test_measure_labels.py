@@ -10,7 +10,8 @@ from pytest_toll.calls.deferred import deferred_tools
 from pytest_toll.calls.measuring import Tuning, measure
 from pytest_toll.cli.measure import render_deferred, render_text
 from pytest_toll.core.models import Model, share_text
-from tests.calls.test_calls_cli import TOOLS, toll
+from tests.calls.test_calls_cli import TOOLS
+from tests.cli import run_toll as toll
 
 MORE_TOOLS = [
     *TOOLS,

@@ -10,7 +10,8 @@ from pytest_toll.calls.measuring import measure
 from pytest_toll.core import tokens
 from pytest_toll.gate.ledger import load_ledger
 from pytest_toll.gate.settings import ledger_catalogue
-from tests.calls.test_calls_cli import TOOLS, toll, write
+from tests.calls.test_calls_cli import TOOLS, write
+from tests.cli import run_toll as toll
 
 LEDGER = """\
 version: 1

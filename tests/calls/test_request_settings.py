@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pytest_toll.calls.anthropic import CountTokensClient
 from pytest_toll.calls.measuring import measure
-from tests.calls.test_calls_cli import toll
+from tests.cli import run_toll as toll
 from tests.count_tokens_server import count_tokens_server, counted
 
 TOOLS = [{"name": "lookup", "description": "Look a word up.", "input_schema": {"type": "object"}}]

@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_toll._version import __version__
 from pytest_toll.core import tokens
-
-
-def toll(
-    *args: str, stdin: bytes | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_toll", *args],
-        input=stdin.decode() if stdin is not None else None,
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-    )
+from tests.cli import run_toll as toll
 
 
 def test_version() -> None:

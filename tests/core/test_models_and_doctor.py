@@ -4,28 +4,11 @@ processes in a scratch folder."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from pytest_toll.core import selfcheck
 from pytest_toll.core.models import shipped_catalogue
-
-
-def toll(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    environment.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_toll", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=environment,
-        timeout=120,
-    )
+from tests.cli import run_toll as toll
 
 
 def test_the_catalogue_rows_the_issue_lists() -> None:

@@ -8,15 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_toll.cli import main
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.definitions.diff import diff_tools_reports
-
-
-def toll(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from tests.cli import run_main as toll
 
 
 def report(total: int, tools: dict[str, int], tokenizer: str = "o200k_base") -> dict[str, Any]:

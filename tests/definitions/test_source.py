@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from pytest_toll.cli import main
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import RuleSettings
 from pytest_toll.core.tokens import count
 from pytest_toll.definitions.source import expand_headers, weigh_source
+from tests.cli import run_main as toll
 
 SERVERS = Path(__file__).parents[1] / "servers"
 GOOD = (
@@ -142,12 +142,6 @@ def test_usage_errors(tmp_path: Path) -> None:
 
 
 # --- toll weigh -------------------------------------------------------------------------
-
-
-def toll(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_toll_weigh_json_is_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 from pytest_toll.calls.catalogues import anthropic_tool
 from pytest_toll.calls.native import NativeComparison
 from pytest_toll.definitions.tools import normalize_tools
-from tests.calls.test_calls_cli import TOOLS, toll
+from tests.calls.test_calls_cli import TOOLS
+from tests.cli import run_toll as toll
 from tests.count_tokens_server import count_tokens_server, counted
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from pytest_toll.report.model import SCHEMA_PATH
+from tests.cli import run_toll
 
 pytest_plugins = ["pytester"]
 
@@ -93,12 +93,7 @@ def run_pytest(project: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 
 def toll(project: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_toll", *args],
-        capture_output=True,
-        text=True,
-        cwd=project.path,
-    )
+    return run_toll(*args, cwd=project.path)
 
 
 def run_shards(project: pytest.Pytester, splitter: str, workers: tuple[str, ...]) -> list[str]:

@@ -10,15 +10,10 @@ from pathlib import Path
 import pytest
 
 from pytest_toll.gate.ledger import load_ledger
+from tests.cli import run_toll as toll
 from tests.report.headless_chromium import load, screenshot, svg_texts
 
 DEMO = Path(__file__).parents[2] / "examples" / "demo"
-
-
-def toll(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_toll", *args], capture_output=True, text=True, cwd=cwd
-    )
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,9 @@ import sys
 from pathlib import Path
 
 from pytest_toll.core import tokens
+from tests.cli import run_toll as toll
 
 DESCRIPTION = "Fill in PDF forms from a JSON record. Use when a form is attached."
-
-
-def toll(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_toll", *args], capture_output=True, text=True, cwd=cwd
-    )
 
 
 def write(path: Path, text: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pytest_toll.calls.native import NativeComparison
 from pytest_toll.transcripts.context import claude_project_folder, reconstructed_messages
-from tests.calls.test_calls_cli import toll
+from tests.cli import run_toll as toll
 from tests.count_tokens_server import count_tokens_server, counted
 from tests.transcripts.transcripts_data import FIXTURES, MAIN
 
