@@ -5,12 +5,13 @@ everything the request carries except ``model`` (so every field sent is counted)
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.local_http import serving
 
 KEY = "sk-ant-test-count-0123"
 
@@ -53,13 +54,5 @@ def count_tokens_server() -> Iterator[CountServer]:
             self.end_headers()
             self.wfile.write(data)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    served.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with serving(Handler) as served.url:
         yield served
-    finally:
-        server.shutdown()
-        server.server_close()

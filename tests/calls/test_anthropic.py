@@ -7,11 +7,10 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from pytest_toll.calls.anthropic import (
 from pytest_toll.calls.measuring import measure
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge
+from tests.local_http import serving
 
 KEY = "sk-ant-test-0123456789"
 
@@ -110,16 +110,8 @@ def anthropic_server() -> Iterator[FakeAnthropic]:
             with contextlib.suppress(OSError):  # the client gave up (the timeout test)
                 self.wfile.write(data)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with serving(Handler) as fake.url:
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def client_for(server: FakeAnthropic, timeout: float = 5.0) -> CountTokensClient:

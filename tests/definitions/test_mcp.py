@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,6 +23,7 @@ from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.definitions.mcp import http as mcp_http
 from pytest_toll.definitions.mcp import listing as mcp_listing
 from pytest_toll.definitions.mcp import stdio as mcp_stdio
+from tests.local_http import serving
 from tests.servers import sdk_server
 
 SERVERS = Path(__file__).parents[1] / "servers"
@@ -454,15 +455,8 @@ class _Recorder(BaseHTTPRequestHandler):
 
 def test_http_carries_session_and_protocol_headers() -> None:
     _Recorder.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    try:
-        listing = mcp_http.list_http(url, headers={"X-Api-Key": "k"}, timeout=10)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Recorder) as base:
+        listing = mcp_http.list_http(f"{base}/mcp", headers={"X-Api-Key": "k"}, timeout=10)
     assert names(listing) == ["t"]
     assert (listing.protocol_version, listing.instructions) == ("2025-06-18", "hi")
     accept = "application/json, text/event-stream"
@@ -526,15 +520,9 @@ class _Redirect(BaseHTTPRequestHandler):
 
 
 def test_http_redirects_are_named_not_followed() -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Redirect)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    try:
-        with pytest.raises(CouldNotJudge) as caught:
-            mcp_http.list_http(url, headers={"Authorization": "Bearer s3cret"}, timeout=10)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Redirect) as base, pytest.raises(CouldNotJudge) as caught:
+        url = f"{base}/mcp"
+        mcp_http.list_http(url, headers={"Authorization": "Bearer s3cret"}, timeout=10)
     assert str(caught.value) == (
         f"{url}: HTTP 307 to initialize: redirected to http://elsewhere.invalid/mcp/; use that URL"
     )

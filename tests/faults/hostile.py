@@ -11,13 +11,14 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
+
+from tests.local_http import serving
 
 #: The address space `toll` gets in these tests: far below what the unbounded reads took
 #: (2.6 GB to 24 GB), far above what a bounded run needs.
@@ -178,15 +179,8 @@ def http_server(behaviours: dict[str, Behaviour]) -> Iterator[str]:
     """A real HTTP server on 127.0.0.1 answering each path with its behaviour; yields the
     base URL."""
     handler = type("Handler", (_Handler,), {"behaviours": behaviours})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(handler) as base:
+        yield base
 
 
 def start(handler: BaseHTTPRequestHandler, status: int, content_type: str, **headers: str) -> None:

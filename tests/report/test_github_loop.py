@@ -10,9 +10,8 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -21,6 +20,7 @@ import pytest
 import yaml
 
 from pytest_toll.report.github_loop import verdict
+from tests.local_http import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION_DIR = ROOT / ".github" / "actions" / "toll"
@@ -119,14 +119,8 @@ def github(tmp_path: Path) -> Iterator[tuple[FakeGitHub, str]]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as base:
+        yield state, base
 
 
 GIT_IDENTITY = {
