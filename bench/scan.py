@@ -35,6 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.history import generate
 
+#: The history's transcript folders, as :func:`bench.history.generate` writes them.
+ROOTS = ("claude", "codex")
+
 
 def _floor(history: Path, texts: Path) -> None:
     """One process: orjson over every line, then the fastest exact counter over the texts."""
@@ -42,7 +45,8 @@ def _floor(history: Path, texts: Path) -> None:
 
     from pytest_toll.core.tokens import encoding
 
-    files = sorted(history.rglob("*.jsonl"))
+    # The transcripts only: the history folder also holds the result texts' own file.
+    files = sorted(path for root in ROOTS for path in (history / root).rglob("*.jsonl"))
     started, cpu_started = time.perf_counter(), time.process_time()
     lines = 0
     for path in files:
@@ -188,7 +192,7 @@ def main() -> None:
                 size, files = generate(history, megabytes, texts)
                 took = time.perf_counter() - started
                 print(f"history: {size / 1e6:.0f} MB in {files} files ({took:.0f} s to write)")
-            roots = [history / "claude", history / "codex"]
+            roots = [history / root for root in ROOTS]
             floor = _child(["--floor", str(history), str(texts)], here)
             floor_2 = (floor["parse"] + floor["count"]) / 2
             floor_cpu = floor["parse_cpu"] + floor["count_cpu"]

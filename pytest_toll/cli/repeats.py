@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli._transcripts import (
     add_root_options,
+    json_text,
     read_options,
     report_problems,
     roots_of,
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             "wasted_tokens": report.wasted_tokens,
             "waste_ratio": report.waste_ratio,
         }
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(json_text(data))
         return EXIT_OK
     if not repeats:
         print(f"no repeats: nothing was fetched twice within one of {report.sessions:,} sessions")

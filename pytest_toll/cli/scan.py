@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli._html import add_html_option, write_page
 from pytest_toll.cli._transcripts import (
     add_root_options,
+    json_text,
     read_options,
     report_problems,
     roots_of,
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         write_page(args.html, render_page("toll scan: the toll table", scan=scanned))
     if args.json:
         shown = report.top(args.top)
-        print(json.dumps(shown.as_dict(), indent=2, ensure_ascii=False))
+        print(json_text(shown.as_dict()))
         return EXIT_OK
     print(render(report.top(args.top or TEXT_ROWS)))
     return EXIT_OK

@@ -44,7 +44,6 @@ _TRUNCATED = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _MARKER_WINDOW = 800
-_TRUNCATION_KEYWORDS = ("truncat", "clipped", "too large", "omitted", "total output", " more ")
 
 
 def outcome_of(result: ResultRecord) -> Outcome:
@@ -58,8 +57,16 @@ def outcome_of(result: ResultRecord) -> Outcome:
             else text[:_MARKER_WINDOW] + "\n" + text[-_MARKER_WINDOW:]
         )
         lowered = ends.lower()
-        # The regex is costly next to tokenizing; most results share none of its keywords.
-        if not any(keyword in lowered for keyword in _TRUNCATION_KEYWORDS):
+        # The regex is costly next to tokenizing, and most results hold none of the words its
+        # markers share (spelled out: a generator over them measured half this check's time).
+        if not (
+            "truncat" in lowered
+            or "clipped" in lowered
+            or "too large" in lowered
+            or "omitted" in lowered
+            or "total output" in lowered
+            or " more " in lowered
+        ):
             return OUTCOME_OK
         return OUTCOME_TRUNCATED if _TRUNCATED.search(ends) else OUTCOME_OK
     if result.images:

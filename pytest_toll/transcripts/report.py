@@ -101,6 +101,20 @@ class ScanReport:
         copy.repeats = self.repeats[:count]
         return copy
 
+    def to_json(self) -> dict[str, Any]:
+        """Every field, as plain data (the cache's form; ``as_dict`` is the CLI's contract)."""
+        data = dict(self.__dict__)
+        data["shapes"] = [row.as_dict() for row in self.shapes]
+        data["repeats"] = [dict(repeat.__dict__) for repeat in self.repeats]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ScanReport:
+        values = dict(data)
+        values["shapes"] = [ShapeRow(**row) for row in data["shapes"]]
+        values["repeats"] = [Repeat(**repeat) for repeat in data["repeats"]]
+        return cls(**values)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": "tolls",

@@ -23,8 +23,7 @@ from typing import TextIO
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.tokens import exact_count
-from pytest_toll.transcripts.cache import SummaryCache, cache_dir, fingerprint
-from pytest_toll.transcripts.counting import text_counter
+from pytest_toll.transcripts.cache import SummaryCache, cache_dir, fingerprint, report_key
 from pytest_toll.transcripts.readers import (
     CLAUDE,
     discover,
@@ -152,7 +151,9 @@ class _Job:
 def _read_segment(job: _Job) -> tuple[_Job, SegmentFacts | FileSummary]:
     """A segment's facts; for a file read whole, its summary (folded where it was read, so
     the parent has less to do while the pool reads)."""
-    count = text_counter(fast=job.fast)
+    # The counter itself, not a content-hash cache in front of it: tool results rarely repeat
+    # within a scan (4% of the bench history's bytes), and digesting each cost more than that.
+    count = exact_count(job.fast)
     path = Path(job.path)
     facts = segment_facts(
         path, job.start, job.end, drift=job.drift, count=count, count_lines=job.followed
@@ -230,7 +231,8 @@ def iter_summaries(
             cached.add(name)
             stats.cached += 1
             continue
-        split = not drift and transcript_format(path) == CLAUDE
+        # (the format is read from the file's first line: only for a file big enough to cut)
+        split = not drift and status.st_size > SEGMENT_BYTES and transcript_format(path) == CLAUDE
         bounds = (
             segment_bounds(path, status.st_size, SEGMENT_BYTES) if split else [(0, status.st_size)]
         )
@@ -391,16 +393,25 @@ def read_summaries(
 
 def scan(roots: Sequence[Path], options: ReadOptions) -> ScanReport:
     """The toll table of every transcript under ``roots``; CouldNotJudge when there is none.
-    Summaries stream into the report: none is held once it is added."""
+    Summaries stream into the report: none is held once it is added. With a cache, a scan of
+    exactly the files of an earlier one is served that scan's report."""
     files = transcript_files(roots, options.since_days, options.limit)
-    report = build_report(
-        iter_summaries(
-            files,
-            cache=options.cache,
-            workers=options.workers,
-            progress=options.progress,
+    store = SummaryCache(options.cache) if options.cache is not None else None
+    key = report_key("tolls", ((str(path), *_stat_key(status)) for path, status in files))
+    report = store.report(key) if store is not None else None
+    if report is None:
+        report = build_report(
+            iter_summaries(
+                files,
+                cache=options.cache,
+                workers=options.workers,
+                progress=options.progress,
+            )
         )
-    )
+        if store is not None:
+            store.put_report(key, report)
+    if store is not None:
+        store.close()
     if report.calls == 0:
         raise CouldNotJudge(f"{len(files)} transcript file(s) read, but they contain no tool calls")
     return report

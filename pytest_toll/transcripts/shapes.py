@@ -248,12 +248,22 @@ def normal_path(value: object, cwd: str | None) -> str | None:
     return posixpath.normpath(value)
 
 
+def shape_and_target(call: CallRecord) -> tuple[str, str | None]:
+    """:func:`shape_of` and :func:`target_of` of one call, its command found once."""
+    command = command_of(call.tool, call.input)
+    shape = shape_of_command(command) if command is not None else call.tool
+    return shape, _target(call, command)
+
+
 def target_of(call: CallRecord) -> str | None:
     """What a call fetched, normalised so that two identical fetches compare equal."""
+    return _target(call, command_of(call.tool, call.input))
+
+
+def _target(call: CallRecord, command: str | None) -> str | None:
     if call.tool in _NOT_FETCHES:
         return None
     arguments = call.input
-    command = command_of(call.tool, arguments)
     if command is not None:
         return " ".join(command.split())
     path = normal_path(arguments.get("file_path", arguments.get("notebook_path")), call.cwd)

@@ -31,3 +31,23 @@ from pytest_toll.transcripts.readers import ResultRecord
 )
 def test_outcomes(result: ResultRecord, outcome: str) -> None:
     assert outcome_of(result) == outcome
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        "[120 lines truncated]",
+        "4096 bytes truncated",
+        "[output truncated]",
+        "<response clipped>",
+        "Output too large to show",
+        "[... omitted 40 of 900 lines ...]",
+        "Total output lines: 900",
+        "rest of file (truncated)",
+        "... (312 more lines)",
+    ],
+)
+def test_every_marker_passes_the_quick_word_check(marker: str) -> None:
+    # The quick check before the regex must let each marker through, at either end.
+    for text in (marker + "\n" + "x" * 3000, "x" * 3000 + "\n" + marker):
+        assert outcome_of(ResultRecord("s", "c", text, False)) == "truncated"

@@ -10,13 +10,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_toll import cli
+from pytest_toll.cli._transcripts import json_text
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts import scan as tolls
-from pytest_toll.transcripts.report import build_report
+from pytest_toll.transcripts.cache import REPORTS_KEPT, SummaryCache, report_key
+from pytest_toll.transcripts.report import ScanReport, build_report
 from pytest_toll.transcripts.scan import select_files, summarize_files
 from tests.transcripts.transcripts_data import A_PY, FIXTURES, MAIN
+
+CODEX = FIXTURES / "codex" / "2026" / "11" / "01" / "rollout-2026-11-01-codex-1.jsonl"
 
 
 def test_cache_makes_a_rescan_read_nothing(tmp_path: Path) -> None:
@@ -168,3 +174,90 @@ def test_progress_line_says_files_megabytes_and_time_left(tmp_path: Path) -> Non
 def test_scan_json_lists_every_shape_unless_told(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["scan", "--root", str(FIXTURES), "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["shapes"]) == 11
+
+
+def _scan_with(root: Path, cache: Path) -> ScanReport:
+    return tolls.scan([root], tolls.ReadOptions(workers=1, cache=cache))
+
+
+def test_a_rescan_of_the_same_files_is_served_its_report_and_any_change_makes_a_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "history"
+    root.mkdir()
+    (root / "a.jsonl").write_bytes(MAIN.read_bytes())
+    (root / "b.jsonl").write_bytes(CODEX.read_bytes())
+    cache = tmp_path / "c"
+    cold = _scan_with(root, cache)
+
+    def no_reading(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a scan of unchanged files read them")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(tolls, "iter_summaries", no_reading)
+        warm = _scan_with(root, cache)
+    assert warm == cold  # every field, not only the JSON contract's
+    # another file, a changed file, a removed file: each is read, never the stale report
+    (root / "c.jsonl").write_bytes(MAIN.read_bytes().replace(b"toolu_", b"toolu_c"))
+    added = _scan_with(root, cache)
+    assert added.files == 3 and added.calls > cold.calls
+    with (root / "a.jsonl").open("a") as out:
+        out.write("{broken\n")
+    changed = _scan_with(root, cache)
+    assert changed.unreadable_lines == added.unreadable_lines + 1
+    (root / "c.jsonl").unlink()
+    removed = _scan_with(root, cache)
+    assert (removed.files, removed.calls) == (2, cold.calls)
+
+
+def test_the_cache_keeps_only_the_latest_reports(tmp_path: Path) -> None:
+    root = tmp_path / "history"
+    root.mkdir()
+    cache = tmp_path / "c"
+    for number in range(REPORTS_KEPT + 3):
+        (root / f"{number}.jsonl").write_bytes(MAIN.read_bytes())
+        _scan_with(root, cache)
+    store = SummaryCache(cache)
+    assert store._db is not None
+    (kept,) = store._db.execute("SELECT COUNT(*) FROM reports").fetchone()
+    store.close()
+    assert kept == REPORTS_KEPT
+    # the newest is among them
+    files = [(str(path), *tolls._stat_key(status)) for path, status in select_files([root])]
+    assert SummaryCache(cache).report(report_key("tolls", files)) is not None
+
+
+def test_scan_report_round_trips_through_its_json() -> None:
+    report = build_report(summarize_files(select_files([FIXTURES]), workers=1)[0])
+    assert report.repeats and report.problems  # the fields a bare as_dict() would lose
+    assert ScanReport.from_json(json.loads(json.dumps(report.to_json()))) == report
+
+
+def _json_values(leaves: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    return st.recursive(
+        leaves,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+        max_leaves=20,
+    )
+
+
+_PLAIN = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text()
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values(_PLAIN))
+def test_the_json_writer_writes_what_the_standard_module_does(value: object) -> None:
+    assert json_text(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values(_PLAIN | st.floats(allow_nan=False, allow_infinity=False)))
+def test_the_json_writer_spells_some_floats_otherwise_but_means_the_same(value: object) -> None:
+    written, standard = json_text(value), json.dumps(value, indent=2, ensure_ascii=False)
+    assert json.loads(written) == json.loads(standard)
+    assert written.count("\n") == standard.count("\n")
+
+
+def test_the_json_writer_falls_back_where_orjson_refuses() -> None:
+    for refused in ({"text": "\ud800 alone"}, {"big": 2**70}):
+        assert json_text(refused) == json.dumps(refused, indent=2, ensure_ascii=False)
