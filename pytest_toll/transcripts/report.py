@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import math
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_toll.core.tokens import TOKENIZER_NAME
 from pytest_toll.transcripts.outcomes import JUDGED, OUTCOME_OK, OUTCOME_UNPAIRED, OUTCOMES
-from pytest_toll.transcripts.summary import FileSummary, Repeat, ShapeTally
+from pytest_toll.transcripts.summary import FileSummary, Repeat
 
 SUSPICIOUS_MIN_JUDGED = 3
 SUSPICIOUS_OK_RATIO = 0.5
@@ -130,13 +131,68 @@ class ScanReport:
         }
 
 
+class DigestSet:
+    """Distinct byte strings, kept as 64-bit digests in one flat array (8 bytes a slot, at
+    most half the slots full): a scan holds one per call and turn it has counted, and a set
+    of 16-byte digests took ~80 bytes a key (28 MB of a 1 GB scan's parent), this 16–32.
+    Two different keys share a digest with probability about n² / 2⁶⁵: 2 × 10⁻⁹ for the
+    275,000 calls and turns of a 1 GB history."""
+
+    __slots__ = ("_mask", "_size", "_slots")
+
+    def __init__(self) -> None:
+        self._slots = array("Q", bytes(8 * 4096))
+        self._mask = 4095
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def add(self, data: bytes) -> bool:
+        """Keep ``data``'s digest; False when it was already kept."""
+        key = int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little") or 1
+        slots, mask = self._slots, self._mask
+        index = key & mask
+        while True:  # linear probing; 0 marks an empty slot
+            found = slots[index]
+            if found == key:
+                return False
+            if not found:
+                break
+            index = (index + 1) & mask
+        slots[index] = key
+        self._size += 1
+        if 2 * self._size > mask:
+            self._grow()
+        return True
+
+    def _grow(self) -> None:
+        old = self._slots
+        self._mask = mask = 2 * len(old) - 1
+        self._slots = slots = array("Q", bytes(8 * (mask + 1)))
+        for key in old:
+            if key:
+                index = key & mask
+                while slots[index]:
+                    index = (index + 1) & mask
+                slots[index] = key
+
+
+@dataclass
+class _ShapeTotals:
+    calls: int = 0
+    by_outcome: dict[str, int] = field(default_factory=dict)
+    #: 8 bytes a value, not a list's pointer and int object: one value per ok call
+    ok_tokens: array[int] = field(default_factory=lambda: array("q"))
+
+
 def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
-    merged: dict[str, ShapeTally] = {}
+    merged: dict[str, _ShapeTotals] = {}
     repeats: dict[tuple[str, str, str, int], Repeat] = {}
-    # A digest per call, not the call's id, shape and outcome: a scan holds one per call it has
-    # seen, and 16 bytes keep a gigabyte's history within a few megabytes.
-    seen_calls: set[bytes] = set()
-    seen_turns: set[str] = set()
+    # Digests of the calls and turns counted, so the copies a resumed session's file holds
+    # are counted once: the only state that grows with the history.
+    seen_calls = DigestSet()
+    seen_turns = DigestSet()
     sessions: set[str] = set()
     unreadable = orphans = admitted = prompt = images = files = 0
     problems: dict[str, list[str]] = {}
@@ -151,20 +207,18 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
         orphans += summary.orphan_results
         images += summary.images
         for message_id, prompt_tokens in summary.turn_log:
-            if message_id is not None:
-                if message_id in seen_turns:
-                    continue
-                seen_turns.add(message_id)
+            if message_id is not None and not seen_turns.add(
+                message_id.encode("utf-8", "surrogatepass")
+            ):
+                continue
             prompt += prompt_tokens
         for call_id, shape, outcome, tokens in summary.call_log:
-            key = hashlib.blake2b(
-                f"{call_id}\0{shape}\0{outcome}\0{tokens}".encode("utf-8", "surrogatepass"),
-                digest_size=16,
-            ).digest()
-            if key in seen_calls:
+            call = f"{call_id}\0{shape}\0{outcome}\0{tokens}".encode("utf-8", "surrogatepass")
+            if not seen_calls.add(call):
                 continue  # the same call copied into a resumed session's file
-            seen_calls.add(key)
-            entry = merged.setdefault(shape, ShapeTally())
+            entry = merged.get(shape)
+            if entry is None:
+                entry = merged[shape] = _ShapeTotals()
             entry.calls += 1
             entry.by_outcome[outcome] = entry.by_outcome.get(outcome, 0) + 1
             if outcome == OUTCOME_OK:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from pytest_toll.core.tokens import count
-from pytest_toll.transcripts.report import build_report, nearest_rank
+from pytest_toll.transcripts.report import DigestSet, build_report, nearest_rank
 from pytest_toll.transcripts.scan import select_files, summarize_files
 from pytest_toll.transcripts.summary import summarize_file
 from tests.transcripts.transcripts_data import A_PY, FIXTURES, MAIN
@@ -78,3 +81,21 @@ def test_a_resumed_session_copy_is_counted_once(tmp_path: Path) -> None:
         ("Read", "/repo/a.py", 2)
     ]  # the copied repeat is the same event (same first call id)
     assert both.sessions == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=12), max_size=300))
+def test_digest_set_says_new_exactly_as_a_set_does(keys: list[bytes]) -> None:
+    kept, plain = DigestSet(), set[bytes]()
+    for key in keys:
+        assert kept.add(key) == (key not in plain)
+        plain.add(key)
+    assert len(kept) == len(plain)
+
+
+def test_digest_set_keeps_every_key_through_its_growth() -> None:
+    kept = DigestSet()
+    keys = [f"toolu_{number:08d}".encode() for number in range(50_000)]  # grows 5 times
+    assert all(kept.add(key) for key in keys)
+    assert not any(kept.add(key) for key in keys)
+    assert len(kept) == 50_000
