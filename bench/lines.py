@@ -1,0 +1,107 @@
+"""Where a cold scan's time goes, per line, in one process: the floor's two parts against the
+reader's stages, as ratios to the floor and as microseconds of Python work per line.
+
+    python bench/lines.py [--megabytes 50] [--keep DIR]
+
+On a generated history (:mod:`history`), each stage timed in CPU seconds, best of three:
+
+- the floor: orjson over every line, and the fastest exact counter over the result texts;
+- ``read_records``: lines read, parsed and turned into records;
+- ``segment_facts``: records turned into facts (counts, shapes, outcomes), counting included;
+- the summaries: facts folded per file (what a scan's worker does).
+
+What a stage costs beyond the floor is the scan's own Python work; divided by the lines read,
+it says how far a design that keeps the line loop in Python can get.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.history import generate
+from pytest_toll.core.tokens import exact_count, exact_engine
+from pytest_toll.transcripts.readers import read_records, transcript_format
+from pytest_toll.transcripts.summary import fold, segment_facts
+
+ROOTS = ("claude", "codex")
+
+
+def _cpu(work: Callable[[], object], rounds: int = 3) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.process_time()
+        work()
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--megabytes", type=float, default=50.0)
+    parser.add_argument("--keep", type=Path, help="generate (or reuse) the history here")
+    args = parser.parse_args()
+    history = (args.keep or Path(tempfile.mkdtemp(prefix="toll-bench-lines-"))) / (
+        f"history-{args.megabytes:g}"
+    )
+    texts_path = history / "texts.jsonl"
+    if not texts_path.exists():
+        generate(history, args.megabytes, texts_path)
+    files = sorted(path for root in ROOTS for path in (history / root).rglob("*.jsonl"))
+    texts = [json.loads(line) for line in texts_path.open(encoding="utf-8")]
+    count = exact_count(True)
+    count("warm up")  # the counter's load is a fixed cost, not a per-line one
+    lines = sum(1 for path in files for _ in path.open("rb"))
+
+    def parse() -> None:
+        for path in files:
+            with path.open("rb") as stream:
+                for line in stream:
+                    orjson.loads(line)
+
+    def records() -> None:
+        for path in files:
+            for _ in read_records(path):
+                pass
+
+    def facts() -> None:
+        for path in files:
+            segment_facts(path, count=count)
+
+    def summaries() -> None:
+        for path in files:
+            fold(str(path), transcript_format(path), [segment_facts(path, count=count)])
+
+    floor_parse = _cpu(parse)
+    floor_count = _cpu(lambda: [count(text) for text in texts])
+    floor = floor_parse + floor_count
+    print(
+        f"{sum(path.stat().st_size for path in files) / 1e6:.0f} MB, {len(files)} files, "
+        f"{lines:,} lines; counter: {exact_engine()}"
+    )
+    print(f"floor: parse {floor_parse:.3f} s + count {floor_count:.3f} s = {floor:.3f} CPU s")
+    for label, work in (
+        ("read_records", records),
+        ("segment_facts", facts),
+        ("summaries (a worker's work)", summaries),
+    ):
+        seconds = _cpu(work)
+        counted = floor_count if work is not records else 0.0
+        python = seconds - floor_parse - counted
+        print(
+            f"{label:<28} {seconds:.3f} CPU s = {seconds / floor:.2f}× floor; "
+            f"beyond it: {python * 1e6 / lines:.2f} µs of Python per line"
+        )
+
+
+if __name__ == "__main__":
+    main()
