@@ -8,7 +8,9 @@ On a generated history (:mod:`history`), each stage timed in CPU seconds, best o
 - the floor: orjson over every line, and the fastest exact counter over the result texts;
 - ``read_records``: lines read, parsed and turned into records;
 - ``segment_facts``: records turned into facts (counts, shapes, outcomes), counting included;
-- the summaries: facts folded per file (what a scan's worker does).
+- the summaries: facts folded per file (what a scan's worker does);
+
+and, in fresh processes, each exact counter's load (a fixed cost each reading process pays).
 
 What a stage costs beyond the floor is the scan's own Python work; divided by the lines read,
 it says how far a design that keeps the line loop in Python can get.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +46,33 @@ def _cpu(work: Callable[[], object], rounds: int = 3) -> float:
         work()
         best = min(best, time.process_time() - started)
     return best
+
+
+_LOAD = """
+import time
+started = time.perf_counter()
+from pytest_toll.core.tokens import exact_count
+exact_count({fast})("x")
+print(time.perf_counter() - started)
+"""
+
+
+def _load_seconds(fast: bool, rounds: int = 3) -> float:
+    """The fastest first count in a fresh process: import, vocabulary load (and for the fast
+    counter its proof on the probe corpus)."""
+    here = str(Path(__file__).resolve().parents[1])
+    return min(
+        float(
+            subprocess.run(
+                [sys.executable, "-c", _LOAD.format(fast=fast)],
+                cwd=here,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
+        for _ in range(rounds)
+    )
 
 
 def main() -> None:
@@ -81,6 +111,10 @@ def main() -> None:
         for path in files:
             fold(str(path), transcript_format(path), [segment_facts(path, count=count)])
 
+    print(
+        f"first count in a fresh process: tiktoken {_load_seconds(False):.2f} s, "
+        f"the fast counter {_load_seconds(True):.2f} s"
+    )
     floor_parse = _cpu(parse)
     floor_count = _cpu(lambda: [count(text) for text in texts])
     floor = floor_parse + floor_count

@@ -114,8 +114,9 @@ POOL_MIN_BYTES = 4 * 1024 * 1024
 #: pool, and an appended-to file re-reads only its last segments.
 SEGMENT_BYTES = 16 * 1024 * 1024
 #: From this much unread data per reading process on, the fast exact counter (when installed
-#: and proven) counts: its load costs 0.14 s more than tiktoken's here (0.41 against 0.27),
-#: repaid by counting a history's results in 1.8 ms per MB against 10.6.
+#: and proven) counts: its load costs 0.16 s more than tiktoken's here (0.40 against 0.24,
+#: bench/lines.py), repaid by counting a history's results in 2.0 ms per MB against 11.9
+#: (bench/scan.py's floor).
 FAST_COUNTER_MIN_BYTES = 16 * 1024 * 1024
 
 
