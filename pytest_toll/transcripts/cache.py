@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.tokens import TOKENIZER_NAME
-from pytest_toll.transcripts.report import ScanReport
+from pytest_toll.transcripts.report import REPORT_VERSION, ScanReport
 from pytest_toll.transcripts.summary import SUMMARY_VERSION, FileSummary, SegmentFacts
 
 #: Bytes at each end of a segment that must be unchanged for its cached facts to be used.
@@ -51,11 +51,11 @@ REPORTS_KEPT = 8
 
 
 def report_key(kind: str, files: Iterable[tuple[str, int, int]]) -> str:
-    """Names one scan's input exactly: the kind of summary, the summary version, the
-    tokenizer, and every file's path, size and mtime in the order read (which orders the
+    """Names one scan's input exactly: the kind of summary, the summary and report versions,
+    the tokenizer, and every file's path, size and mtime in the order read (which orders the
     report's problems and ties); any file added, removed or changed is another key."""
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(f"{kind}\0{SUMMARY_VERSION}\0{TOKENIZER_NAME}".encode())
+    digest.update(f"{kind}\0{SUMMARY_VERSION}\0{REPORT_VERSION}\0{TOKENIZER_NAME}".encode())
     for path, size, mtime in files:
         digest.update(f"\0{path}\0{size}\0{mtime}".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()

@@ -19,6 +19,9 @@ from pytest_toll.core.tokens import TOKENIZER_NAME
 from pytest_toll.transcripts.outcomes import JUDGED, OUTCOME_OK, OUTCOME_UNPAIRED, OUTCOMES
 from pytest_toll.transcripts.summary import FileSummary, Repeat
 
+#: Bump when the report made from the same summaries changes, so cached reports are not served.
+REPORT_VERSION = 1
+
 SUSPICIOUS_MIN_JUDGED = 3
 SUSPICIOUS_OK_RATIO = 0.5
 
@@ -133,10 +136,10 @@ class ScanReport:
 
 class DigestSet:
     """Distinct byte strings, kept as 64-bit digests in one flat array (8 bytes a slot, at
-    most half the slots full): a scan holds one per call and turn it has counted, and a set
-    of 16-byte digests took ~80 bytes a key (28 MB of a 1 GB scan's parent), this 16–32.
-    Two different keys share a digest with probability about n² / 2⁶⁵: 2 × 10⁻⁹ for the
-    275,000 calls and turns of a 1 GB history."""
+    most half the slots full, so 16–32 bytes a key): a scan holds one per call and turn it
+    has counted, and sets of 16-byte digests and message ids grew a 1 GB scan's parent by
+    28 MB (its 230,962 keys). Two different keys share a digest with probability about
+    n² / 2⁶⁵: 1.4 × 10⁻⁹ for those keys."""
 
     __slots__ = ("_mask", "_size", "_slots")
 

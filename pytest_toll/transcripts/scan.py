@@ -5,7 +5,7 @@ byte segment of a file → one :class:`~pytest_toll.transcripts.summary.FileSumm
 :class:`~pytest_toll.transcripts.report.ScanReport` over many files. Work is split by bytes, not
 files: a big Claude Code file is cut into segments of about ``SEGMENT_BYTES`` that the pool
 reads side by side; workers return facts (counts, shapes, outcomes — never texts or records),
-the parent folds each file's facts in order. Summaries and facts are cached
+the parent folds each file's facts in order. Summaries, facts and whole reports are cached
 (:mod:`~pytest_toll.transcripts.cache`). Which files are read and how is one
 :class:`ReadOptions`, built once by the caller (the CLI, the gate, the fixture).
 """
