@@ -23,7 +23,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,6 +31,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.history import generate
+from bench.outputs import best_cpu
 from pytest_toll.core.tokens import exact_count, exact_engine
 from pytest_toll.transcripts.readers import read_records, transcript_format
 from pytest_toll.transcripts.summary import fold, segment_facts
@@ -39,13 +39,8 @@ from pytest_toll.transcripts.summary import fold, segment_facts
 ROOTS = ("claude", "codex")
 
 
-def _cpu(work: Callable[[], object], rounds: int = 3) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        started = time.process_time()
-        work()
-        best = min(best, time.process_time() - started)
-    return best
+def _cpu(work: Callable[[], object]) -> float:
+    return best_cpu(work, rounds=3)
 
 
 _LOAD = """
