@@ -202,3 +202,20 @@ def for_a_while(seconds: float = 20.0) -> Iterator[int]:
     while time.monotonic() < end:
         yield index
         index += 1
+
+
+def drip(handler: BaseHTTPRequestHandler) -> None:
+    """A JSON body that never ends: one byte every half second."""
+    start(handler, 200, "application/json")
+    for _ in for_a_while():
+        handler.wfile.write(b" ")
+        handler.wfile.flush()
+        time.sleep(0.5)
+
+
+def huge_body(handler: BaseHTTPRequestHandler) -> None:
+    """A JSON body of gigabytes (until the client hangs up)."""
+    start(handler, 200, "application/json")
+    chunk = b" " * (1 << 20)
+    for _ in for_a_while():
+        handler.wfile.write(chunk)

@@ -3,7 +3,6 @@ memory, and never prints the API key (not from an error snippet, a request id, a
 
 from __future__ import annotations
 
-import time
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -13,28 +12,14 @@ from tests.faults.hostile import (
     DEADLINE,
     Behaviour,
     assert_could_not_judge,
-    for_a_while,
+    drip,
     http_server,
+    huge_body,
     run_toll,
     start,
 )
 
 COUNT = "/v1/messages/count_tokens"
-
-
-def drip(handler: BaseHTTPRequestHandler) -> None:
-    start(handler, 200, "application/json")
-    for _ in for_a_while():
-        handler.wfile.write(b" ")
-        handler.wfile.flush()
-        time.sleep(0.5)
-
-
-def huge(handler: BaseHTTPRequestHandler) -> None:
-    start(handler, 200, "application/json")
-    chunk = b" " * (1 << 20)
-    for _ in for_a_while():
-        handler.wfile.write(chunk)
 
 
 def echoes_the_key(handler: BaseHTTPRequestHandler) -> None:
@@ -68,7 +53,7 @@ def measure_exact(base: str) -> list[str]:
 
 CASES: dict[str, tuple[Behaviour, str]] = {
     "drip": (drip, "no answer within 2 s"),
-    "huge": (huge, "larger than the 1 MiB read limit; cut, nothing counted"),
+    "huge": (huge_body, "larger than the 1 MiB read limit; cut, nothing counted"),
     "echoes the key": (echoes_the_key, "invalid x-api-key [secret] (request req_[secret])"),
     "deep": (deep, "HTTP 200 without an input_tokens count"),
 }

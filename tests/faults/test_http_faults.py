@@ -13,20 +13,13 @@ from tests.faults.hostile import (
     TOKEN,
     Behaviour,
     assert_could_not_judge,
+    drip,
     for_a_while,
     http_server,
+    huge_body,
     run_toll,
     start,
 )
-
-
-def drip(handler: BaseHTTPRequestHandler) -> None:
-    """A JSON body that never ends: one byte every half second."""
-    start(handler, 200, "application/json")
-    for _ in for_a_while():
-        handler.wfile.write(b" ")
-        handler.wfile.flush()
-        time.sleep(0.5)
 
 
 def keepalive(handler: BaseHTTPRequestHandler) -> None:
@@ -36,14 +29,6 @@ def keepalive(handler: BaseHTTPRequestHandler) -> None:
         handler.wfile.write(b": keepalive\n\n")
         handler.wfile.flush()
         time.sleep(0.2)
-
-
-def huge_body(handler: BaseHTTPRequestHandler) -> None:
-    """A JSON body of gigabytes (until the client hangs up)."""
-    start(handler, 200, "application/json")
-    chunk = b" " * (1 << 20)
-    for _ in for_a_while():
-        handler.wfile.write(chunk)
 
 
 def huge_sse_line(handler: BaseHTTPRequestHandler) -> None:
