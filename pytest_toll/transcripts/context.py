@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from pytest_toll.transcripts.readers import (
     BadLine,
     BoundaryRecord,
     ResultRecord,
+    SessionRecord,
     TextRecord,
     UsageRecord,
     is_subagent_file,
@@ -185,6 +186,19 @@ def find_session(roots: Sequence[Path], session: str | None, cwd: Path | None = 
     return files[0][0]
 
 
+def _main_session_records(path: Path) -> Iterator[SessionRecord]:
+    """The records, text included, of the file's main session: the first session without a
+    subagent's ``:`` suffix (a subagent's context is not this one); bad lines are skipped."""
+    main: str | None = None
+    for record in read_records(path, with_text=True):
+        if isinstance(record, BadLine):
+            continue
+        if main is None and ":" not in record.session:
+            main = record.session
+        if record.session == main:
+            yield record
+
+
 def context_of(path: Path, count: Callable[[str], int] | None = None) -> ContextReport:
     """What sat in one session's context at its last turn, slice by slice."""
     count = count or text_counter()
@@ -196,13 +210,8 @@ def context_of(path: Path, count: Callable[[str], int] | None = None) -> Context
     cost: float | None = 0.0
     priced = True
     main: str | None = None
-    for record in read_records(path, with_text=True):
-        if isinstance(record, BadLine):
-            continue
-        if main is None and ":" not in record.session:
-            main = record.session
-        if record.session != main:
-            continue  # a subagent's context is not this one
+    for record in _main_session_records(path):
+        main = record.session
         if isinstance(record, BoundaryRecord):
             slices = dict.fromkeys(CONTEXT_SLICES, 0)
             images = 0
@@ -261,14 +270,7 @@ def reconstructed_messages(path: Path) -> tuple[list[dict[str, str]], int]:
     the o200k count of exactly those texts. Images are not sent (their slice is left out)."""
     count = text_counter()
     pieces: list[tuple[str, str]] = []
-    main: str | None = None
-    for record in read_records(path, with_text=True):
-        if isinstance(record, BadLine):
-            continue
-        if main is None and ":" not in record.session:
-            main = record.session
-        if record.session != main:
-            continue
+    for record in _main_session_records(path):
         if isinstance(record, BoundaryRecord):
             pieces = []
         elif isinstance(record, ResultRecord) and record.text:

@@ -125,7 +125,9 @@ class BadLine:
     reason: str
 
 
-Record = CallRecord | ResultRecord | UsageRecord | TextRecord | BoundaryRecord | BadLine
+#: A record of something a session held (every record but an unreadable line).
+SessionRecord = CallRecord | ResultRecord | UsageRecord | TextRecord | BoundaryRecord
+Record = SessionRecord | BadLine
 #: What a line that gives no record returns (most lines): shared, never appended to.
 _NONE: list[Record] = []
 
