@@ -129,7 +129,7 @@ class BadLine:
 SessionRecord = CallRecord | ResultRecord | UsageRecord | TextRecord | BoundaryRecord
 Record = SessionRecord | BadLine
 #: What a line that gives no record returns (most lines): shared, never appended to.
-_NONE: list[Record] = []
+_NONE: list[SessionRecord] = []
 
 
 # --- reading lines -----------------------------------------------------------------------
@@ -262,13 +262,28 @@ def _one_hour_writes(usage: Mapping[str, Any]) -> int:
 
 def _claude_records(
     line: Mapping[str, Any], state: _ClaudeState, fallback: str, with_text: bool
-) -> list[Record]:
-    """The records of one Claude Code line. Most lines give none (progress, snapshots, a
-    thinking block whose turn was already counted): their session is never worked out."""
+) -> list[SessionRecord]:
+    """The records of one Claude Code line, their session worked out once they exist: most
+    lines give none (progress, snapshots, a thinking block whose turn was already counted)."""
+    records = _claude_line(line, state, with_text)
+    if records:
+        session = _claude_session(line, fallback, state.subagent)
+        for record in records:
+            record.session = session
+    return records
+
+
+#: The session a Claude Code record is made with, until _claude_records sets it.
+_UNSET = ""
+
+
+def _claude_line(
+    line: Mapping[str, Any], state: _ClaudeState, with_text: bool
+) -> list[SessionRecord]:
     kind = line.get("type")
     if kind == "system":
         if line.get("subtype") == "compact_boundary":
-            return [BoundaryRecord(_claude_session(line, fallback, state.subagent))]
+            return [BoundaryRecord(_UNSET)]
         return _NONE
     if kind != "assistant" and kind != "user":
         return _NONE
@@ -276,8 +291,7 @@ def _claude_records(
     if not isinstance(message, dict):
         return _NONE
     content = message.get("content")
-    records: list[Record] = []
-    session: str | None = None
+    records: list[SessionRecord] = []
     if kind == "assistant":
         message_id = message.get("id")
         usage = message.get("usage")
@@ -287,9 +301,8 @@ def _claude_records(
             if isinstance(message_id, str):
                 state.seen_messages.add(message_id)
             model = message.get("model")
-            session = _claude_session(line, fallback, state.subagent)
             record = UsageRecord(
-                session,
+                _UNSET,
                 model if isinstance(model, str) else "unknown",
                 _int(usage.get("input_tokens")),
                 _int(usage.get("output_tokens")),
@@ -304,8 +317,7 @@ def _claude_records(
                 records.append(record)
         if isinstance(content, str):
             if with_text:
-                session = session or _claude_session(line, fallback, state.subagent)
-                records.append(TextRecord(session, "assistant", content))
+                records.append(TextRecord(_UNSET, "assistant", content))
             return records
         if not isinstance(content, list):
             return records
@@ -323,31 +335,24 @@ def _claude_records(
                 arguments = block.get("input")
                 arguments = arguments if isinstance(arguments, dict) else {}
                 tool = name if isinstance(name, str) and name else "unknown"
-                session = session or _claude_session(line, fallback, state.subagent)
                 records.append(
                     CallRecord(
-                        session, call_id, tool, arguments, cwd if isinstance(cwd, str) else None
+                        _UNSET, call_id, tool, arguments, cwd if isinstance(cwd, str) else None
                     )
                 )
                 if with_text:
                     records.append(
-                        TextRecord(
-                            session, "call", tool + json.dumps(arguments, ensure_ascii=False)
-                        )
+                        TextRecord(_UNSET, "call", tool + json.dumps(arguments, ensure_ascii=False))
                     )
             elif with_text and block_type == "text" and isinstance(block.get("text"), str):
-                session = session or _claude_session(line, fallback, state.subagent)
-                records.append(TextRecord(session, "assistant", block["text"]))
+                records.append(TextRecord(_UNSET, "assistant", block["text"]))
             elif with_text and block_type == "thinking" and isinstance(block.get("thinking"), str):
-                session = session or _claude_session(line, fallback, state.subagent)
-                records.append(TextRecord(session, "thinking", block["thinking"]))
+                records.append(TextRecord(_UNSET, "thinking", block["thinking"]))
         return records
     # user line: tool results and/or the user's own words
     if isinstance(content, str):
         if with_text:
-            records.append(
-                TextRecord(_claude_session(line, fallback, state.subagent), "user", content)
-            )
+            records.append(TextRecord(_UNSET, "user", content))
         return records
     if not isinstance(content, list):
         return records
@@ -360,15 +365,13 @@ def _claude_records(
             if not isinstance(call_id, str):
                 continue
             text, images, other = _blocks_text(block.get("content"))
-            session = session or _claude_session(line, fallback, state.subagent)
             records.append(
-                ResultRecord(session, call_id, text, block.get("is_error") is True, images, other)
+                ResultRecord(_UNSET, call_id, text, block.get("is_error") is True, images, other)
             )
         elif with_text:
             text, images, _ = _blocks_text([block])
             if text or images:
-                session = session or _claude_session(line, fallback, state.subagent)
-                records.append(TextRecord(session, "user", text, images))
+                records.append(TextRecord(_UNSET, "user", text, images))
     return records
 
 
@@ -415,7 +418,9 @@ def _codex_output(output: object) -> tuple[str, bool, tuple[Image, ...], int]:
     return text, failed, images, other
 
 
-def _codex_records(line: Mapping[str, Any], state: _CodexState, with_text: bool) -> list[Record]:
+def _codex_records(
+    line: Mapping[str, Any], state: _CodexState, with_text: bool
+) -> list[SessionRecord]:
     kind = line.get("type")
     payload = line.get("payload")
     if not isinstance(payload, dict):
@@ -462,7 +467,7 @@ def _codex_records(line: Mapping[str, Any], state: _CodexState, with_text: bool)
         else:
             raw = payload.get("arguments") if item == "function_call" else payload.get("input")
             arguments = _codex_arguments(raw)
-        call: Record = CallRecord(session, call_id, tool, arguments)
+        call: SessionRecord = CallRecord(session, call_id, tool, arguments)
         if not with_text:
             return [call]
         return [call, TextRecord(session, "call", tool + json.dumps(arguments, ensure_ascii=False))]
