@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 
 from pytest_toll.report.model import SCHEMA_PATH
+from tests.plugin.inner import QUIET
 
 pytest_plugins = ["pytester"]
 
@@ -47,10 +48,6 @@ def test_prompt(toll):
 def test_plain():
     pass
 """
-
-
-# Plugins the inner runs do not need; loading them dominates a run on a busy machine.
-QUIET = ("-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:cacheprovider")
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -14,11 +14,11 @@ import pytest
 import yaml  # noqa: F401
 
 from pytest_toll.calls.measuring import measure
+from tests.plugin.inner import QUIET
 
 pytest_plugins = ["pytester"]
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
-QUIET = ("-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:cacheprovider")
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from pytest_toll.definitions.mcp.process import resolve_program
-from tests.plugin.test_plugin import LEDGER, QUIET, READ, TESTS, WRITE, summary
+from tests.plugin.inner import QUIET
+from tests.plugin.test_plugin import LEDGER, READ, TESTS, WRITE, summary
 
 pytest_plugins = ["pytester"]
 

@@ -10,10 +10,10 @@ import jsonschema
 import pytest
 
 from pytest_toll.report.model import SCHEMA_PATH
+from tests.plugin.inner import QUIET
 
 pytest_plugins = ["pytester"]
 
-QUIET = ("-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:cacheprovider")
 TOOLS = [
     {
         "name": "read_file",

@@ -16,10 +16,10 @@ import pytest
 
 from pytest_toll.report.model import SCHEMA_PATH
 from tests.cli import run_toll
+from tests.plugin.inner import QUIET
 
 pytest_plugins = ["pytester"]
 
-QUIET = ("-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:cacheprovider")
 
 TOOLS = [
     {
