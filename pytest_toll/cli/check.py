@@ -10,7 +10,7 @@ from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION
 from pytest_toll.cli._transcripts import add_root_options, read_options
 from pytest_toll.cli.options import add_json_option
 from pytest_toll.core.errors import UsageError
-from pytest_toll.core.findings import RuleSettings
+from pytest_toll.core.findings import RuleOverrides
 from pytest_toll.gate.ledger import load_ledger, update_ledger
 from pytest_toll.transcripts.decisions import initial_settings, judge_decisions, section_roots
 from pytest_toll.transcripts.readers import default_roots
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if args.init:
         return _init(path, section, roots, options, args)
     rules = ledger.data.get("rules")
-    settings = RuleSettings.parse(
+    settings = RuleOverrides.parse(
         rules if isinstance(rules, dict) else None, source=f"{path}: rules"
     )
     report = judge_decisions(

@@ -28,7 +28,7 @@ from pytest_toll.cli.options import (
     tools_source,
 )
 from pytest_toll.core.errors import UsageError
-from pytest_toll.core.findings import RuleSettings, has_errors
+from pytest_toll.core.findings import RuleOverrides, has_errors
 from pytest_toll.core.models import Scale, share_text
 from pytest_toll.core.tokens import O200K, scaled_method
 from pytest_toll.definitions.rules import DEFAULT_THRESHOLDS, RULE_IDS
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         return fail(str(error))
 
-    settings = RuleSettings.parse(
+    settings = RuleOverrides.parse(
         severities,
         limits,
         source="--rule/--limit",

@@ -55,7 +55,7 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class RuleSettings:
+class RuleOverrides:
     """User overrides: per-rule severities and named thresholds (e.g. ``tool_tokens``)."""
 
     severities: Mapping[str, Severity] = field(default_factory=dict)
@@ -70,7 +70,7 @@ class RuleSettings:
         *,
         known_rules: Collection[str] | None = None,
         known_thresholds: Collection[str] | None = None,
-    ) -> RuleSettings:
+    ) -> RuleOverrides:
         """Validate user-given overrides, naming ``source`` in any error.
 
         With ``known_rules`` / ``known_thresholds``, an unknown name is an error: a typo

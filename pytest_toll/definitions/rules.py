@@ -1,10 +1,10 @@
 """Quality rules for tool definitions (E112, E116, E121–E128, E130).
 
 Each rule has a default severity and default thresholds, overridable through
-``findings.RuleSettings`` (``rules:`` and ``limits:`` in toll.yaml, CLI flags). Every finding
+``findings.RuleOverrides`` (``rules:`` and ``limits:`` in toll.yaml, CLI flags). Every finding
 names the rule, the tool (None for a server-wide finding) and a one-line fix hint.
 
-Thresholds, by the names ``RuleSettings.threshold`` looks up:
+Thresholds, by the names ``RuleOverrides.threshold`` looks up:
 
 =======================  =======  ==================================================
 name                     default  rule
@@ -31,7 +31,7 @@ from collections import Counter as Tally
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pytest_toll.core.findings import ERROR, INFO, WARN, Finding, RuleSettings
+from pytest_toll.core.findings import ERROR, INFO, WARN, Finding, RuleOverrides
 from pytest_toll.core.injection import TOOL_PATTERNS, InjectionHit, find_injections
 from pytest_toll.definitions.tools import Tool
 from pytest_toll.definitions.weigh import ToolsReport
@@ -117,7 +117,7 @@ _STYLES = {
 _NAME_CHARACTERS = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
-def _threshold(settings: RuleSettings, name: str) -> float:
+def _threshold(settings: RuleOverrides, name: str) -> float:
     return settings.threshold(name, DEFAULT_THRESHOLDS[name])
 
 
@@ -174,10 +174,10 @@ def check_tools(
     report: ToolsReport,
     *,
     instructions: str | None = None,
-    settings: RuleSettings | None = None,
+    settings: RuleOverrides | None = None,
 ) -> list[Finding]:
     """The per-tool and whole-list rules (everything but E112 and E116, which need a server)."""
-    settings = settings or RuleSettings()
+    settings = settings or RuleOverrides()
     found: list[Finding | None] = []
     tokens = {row.name: row.tokens for row in report.tools}
     parts = {str(entry["tool"]): entry for entry in report.breakdown}
@@ -203,7 +203,7 @@ def check_tools(
     return [finding for finding in found if finding is not None]
 
 
-def _description_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None]:
+def _description_rules(tool: Tool, settings: RuleOverrides) -> list[Finding | None]:
     if tool.description is None or _is_placeholder(tool):
         what = "no description" if tool.description is None else "a placeholder description"
         return [
@@ -251,7 +251,7 @@ def _description_rules(tool: Tool, settings: RuleSettings) -> list[Finding | Non
     return []
 
 
-def _annotation_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None]:
+def _annotation_rules(tool: Tool, settings: RuleOverrides) -> list[Finding | None]:
     annotations = tool.annotations or {}
     destructive_words = _DESTRUCTIVE_WORDS.intersection(_words(tool.name))
     # A tool declared read-only has said what it does; so has one that sets destructiveHint.
@@ -280,7 +280,7 @@ def _annotation_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None
     return []
 
 
-def _parameter_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None]:
+def _parameter_rules(tool: Tool, settings: RuleOverrides) -> list[Finding | None]:
     found: list[Finding | None] = []
     properties = _properties(tool)
     undocumented = [
@@ -325,7 +325,7 @@ def _parameter_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None]
     return found
 
 
-def _name_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None]:
+def _name_rules(tool: Tool, settings: RuleOverrides) -> list[Finding | None]:
     found: list[Finding | None] = []
     limit = _threshold(settings, "name_max_chars")
     if len(tool.name) > limit:
@@ -363,7 +363,7 @@ _CUTS = {
 
 
 def _size_rule(
-    tool: Tool, tokens: int, parts: Mapping[str, Any] | None, settings: RuleSettings
+    tool: Tool, tokens: int, parts: Mapping[str, Any] | None, settings: RuleOverrides
 ) -> Finding | None:
     limit = _threshold(settings, "tool_tokens")
     if tokens <= limit:
@@ -384,7 +384,7 @@ def _first_injection(text: str) -> InjectionHit | None:
     return hits[0] if hits else None
 
 
-def _injection_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None]:
+def _injection_rules(tool: Tool, settings: RuleOverrides) -> list[Finding | None]:
     texts = [tool.description or ""]
     texts.extend(
         str(node["description"])
@@ -407,7 +407,7 @@ def _injection_rules(tool: Tool, settings: RuleSettings) -> list[Finding | None]
 
 
 def _list_rules(
-    tools: Sequence[Tool], report: ToolsReport, settings: RuleSettings
+    tools: Sequence[Tool], report: ToolsReport, settings: RuleOverrides
 ) -> list[Finding | None]:
     found: list[Finding | None] = []
     count = len(tools)
@@ -482,12 +482,12 @@ def _list_rules(
 
 
 def order_finding(
-    first: Sequence[str], second: Sequence[str], settings: RuleSettings | None = None
+    first: Sequence[str], second: Sequence[str], settings: RuleOverrides | None = None
 ) -> Finding | None:
     """E112: two fresh connections listed the tools in different orders (or sets)."""
     if list(first) == list(second):
         return None
-    settings = settings or RuleSettings()
+    settings = settings or RuleOverrides()
     if sorted(first) != sorted(second):
         only_first = sorted(set(first) - set(second))
         only_second = sorted(set(second) - set(first))
@@ -508,12 +508,12 @@ def order_finding(
 
 
 def noise_finding(
-    count: int, samples: Sequence[str], settings: RuleSettings | None = None
+    count: int, samples: Sequence[str], settings: RuleOverrides | None = None
 ) -> Finding | None:
     """E116: a stdio server wrote lines that are not JSON-RPC to its stdout."""
     if count == 0:
         return None
-    settings = settings or RuleSettings()
+    settings = settings or RuleOverrides()
     first = samples[0] if samples else ""
     plural = "line" if count == 1 else "lines"
     return settings.finding(

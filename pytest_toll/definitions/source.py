@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_toll.core.errors import UsageError
-from pytest_toll.core.findings import Finding, RuleSettings
+from pytest_toll.core.findings import Finding, RuleOverrides
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, DEFAULT_WINDOW
 from pytest_toll.core.secrets import remember_setting
 from pytest_toll.definitions import rules
@@ -113,7 +113,7 @@ def weigh_source(
     timeout: float = DEFAULT_TIMEOUT,
     check_order: bool = False,
     window: int = DEFAULT_WINDOW,
-    settings: RuleSettings | None = None,
+    settings: RuleOverrides | None = None,
 ) -> ToolsReport:
     """Weigh the tools of exactly one source and apply the quality rules.
 
@@ -128,7 +128,7 @@ def weigh_source(
     argv = None if command is None else _argv(command)
     env = _strings(env, "env")
     headers = _strings(headers, "headers")
-    settings = settings or RuleSettings()
+    settings = settings or RuleOverrides()
     found: list[Finding | None] = []
     instructions: str | None = None
     server: dict[str, object] | None = None

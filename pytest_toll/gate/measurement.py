@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.core.findings import RuleSettings
+from pytest_toll.core.findings import RuleOverrides
 from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.core.models import Catalogue
 
@@ -59,10 +59,10 @@ class EntryContext:
     model: str | None = None
     catalogue: Catalogue | None = None
 
-    def settings(self, entry: Mapping[str, Any], where: str) -> RuleSettings:
+    def settings(self, entry: Mapping[str, Any], where: str) -> RuleOverrides:
         """Ledger-wide rule severities and limits, overridden by the entry's own ``rules``."""
         severities = {**self.rules, **(entry.get("rules") or {})}
-        return RuleSettings.parse(severities, self.limits, source=where)
+        return RuleOverrides.parse(severities, self.limits, source=where)
 
     def resolve(self, path: str) -> Path:
         candidate = Path(path).expanduser()

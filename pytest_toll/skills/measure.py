@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.core.findings import RuleSettings, worst_first
+from pytest_toll.core.findings import RuleOverrides, worst_first
 from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.core.textio import decode_text
 from pytest_toll.skills import rules as skill_rules
@@ -209,7 +209,7 @@ def measure_skills(
     path: Path,
     *,
     window: int = DEFAULT_WINDOW,
-    settings: RuleSettings | None = None,
+    settings: RuleOverrides | None = None,
 ) -> SkillsReport:
     """Measure the skill (or catalogue of skills) at ``path`` and judge it by S101–S106.
 
@@ -218,7 +218,7 @@ def measure_skills(
     """
     if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
         raise UsageError(f"window must be a positive whole number of tokens, not {window!r}")
-    settings = settings or RuleSettings()
+    settings = settings or RuleOverrides()
     path = Path(path)
     counter = tokens.O200kCounter()
     skills = tuple(measure_skill(folder, counter) for folder in find_skill_folders(path))

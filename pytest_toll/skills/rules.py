@@ -6,7 +6,7 @@ catalogue · S104 a level over its token or line limit, or a long body with no r
 S105 instruction-injection patterns (info, never graded) · S106 a reference that is missing,
 escapes the skill folder (``../``, absolute, or a symlink), or is nested too deep.
 
-Severities are defaults; ``RuleSettings`` overrides them per rule and overrides every
+Severities are defaults; ``RuleOverrides`` overrides them per rule and overrides every
 threshold below by name (``limits: {skill_body_tokens: 3000}`` in toll.yaml).
 """
 
@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
 from pytest_toll.core.errors import describe_type
-from pytest_toll.core.findings import ERROR, INFO, WARN, Finding, RuleSettings
+from pytest_toll.core.findings import ERROR, INFO, WARN, Finding, RuleOverrides
 from pytest_toll.core.injection import SKILL_PATTERNS, find_injections
 from pytest_toll.skills.records import SKILL_FILE, Skill
 
@@ -55,7 +55,7 @@ def injection_hits(text: str) -> list[tuple[str, int]]:
     return [(hit.meaning, hit.line) for hit in find_injections(text, SKILL_PATTERNS)]
 
 
-def check(skills: Sequence[Skill], settings: RuleSettings) -> list[Finding]:
+def check(skills: Sequence[Skill], settings: RuleOverrides) -> list[Finding]:
     """All S findings for a catalogue, turned-off rules left out."""
     subjects = subjects_of(skills)
     findings: list[Finding | None] = []
@@ -80,7 +80,7 @@ def subjects_of(skills: Sequence[Skill]) -> list[str]:
     ]
 
 
-def _limit(settings: RuleSettings, name: str) -> float:
+def _limit(settings: RuleOverrides, name: str) -> float:
     return settings.threshold(name, DEFAULT_THRESHOLDS[name])
 
 
@@ -91,7 +91,7 @@ def _number(value: float) -> str:
 # --- S101 -------------------------------------------------------------------------------
 
 
-def _frontmatter(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[Finding | None]:
+def _frontmatter(skill: Skill, subject: str, settings: RuleOverrides) -> Iterator[Finding | None]:
     def error(message: str, hint: str = "") -> Finding | None:
         return settings.finding("S101", ERROR, subject, message, hint)
 
@@ -170,7 +170,7 @@ def _frontmatter(skill: Skill, subject: str, settings: RuleSettings) -> Iterator
 # --- S102 -------------------------------------------------------------------------------
 
 
-def _description(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[Finding | None]:
+def _description(skill: Skill, subject: str, settings: RuleOverrides) -> Iterator[Finding | None]:
     description = skill.description.strip()
     if not description:
         return  # S101 already says it is missing or empty
@@ -201,7 +201,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _duplicates(
-    skills: Sequence[Skill], subjects: Sequence[str], settings: RuleSettings
+    skills: Sequence[Skill], subjects: Sequence[str], settings: RuleOverrides
 ) -> Iterator[Finding | None]:
     by_name: defaultdict[str, list[Skill]] = defaultdict(list)
     for skill in skills:
@@ -265,7 +265,7 @@ def _colliding_pairs(skills: Sequence[Skill], similarity: float) -> list[tuple[i
 # --- S104 -------------------------------------------------------------------------------
 
 
-def _sizes(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[Finding | None]:
+def _sizes(skill: Skill, subject: str, settings: RuleOverrides) -> Iterator[Finding | None]:
     def warn(message: str, hint: str) -> Finding | None:
         return settings.finding("S104", WARN, subject, message, hint)
 
@@ -298,7 +298,7 @@ def _sizes(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[Findi
 # --- S105 -------------------------------------------------------------------------------
 
 
-def _injections(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[Finding | None]:
+def _injections(skill: Skill, subject: str, settings: RuleOverrides) -> Iterator[Finding | None]:
     places: list[tuple[str, Iterable[tuple[str, int]]]] = [
         ("description", [(meaning, 0) for meaning, _ in injection_hits(skill.description)]),
         (
@@ -327,7 +327,7 @@ def _injections(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[
 # --- S106 -------------------------------------------------------------------------------
 
 
-def _references(skill: Skill, subject: str, settings: RuleSettings) -> Iterator[Finding | None]:
+def _references(skill: Skill, subject: str, settings: RuleOverrides) -> Iterator[Finding | None]:
     for broken in skill.broken_references:
         yield settings.finding(
             "S106",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import UsageError, require_non_negative_number
-from pytest_toll.core.findings import ERROR, Finding, RuleSettings, worst_first
+from pytest_toll.core.findings import ERROR, Finding, RuleOverrides, worst_first
 from pytest_toll.core.tokens import O200K, TOKENIZER_NAME
 from pytest_toll.transcripts.readers import default_roots
 from pytest_toll.transcripts.report import ShapeRow
@@ -133,7 +133,7 @@ def judge_decisions(
     roots: list[Path] | None = None,
     duplicate_decisions: Sequence[Any] = (),
     source: str = "toll.yaml",
-    settings: RuleSettings | None = None,
+    settings: RuleOverrides | None = None,
     options: ReadOptions | None = None,
 ) -> DecisionsReport:
     """Judge a ``transcripts:`` section against the transcripts under ``roots``.
@@ -142,7 +142,7 @@ def judge_decisions(
     agents' default folders. ``options`` without a cache use the default cache folder. Raises
     CouldNotJudge when there are no transcripts or no calls.
     """
-    settings = settings or RuleSettings()
+    settings = settings or RuleOverrides()
     if not isinstance(section, Mapping):
         raise UsageError(f"{source}: transcripts: must be a mapping, not {type(section).__name__}")
     threshold = _number(section, "decide_above_tokens", source)

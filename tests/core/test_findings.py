@@ -3,11 +3,11 @@ from __future__ import annotations
 import pytest
 
 from pytest_toll.core.errors import UsageError
-from pytest_toll.core.findings import Finding, RuleSettings, has_errors, worst_first
+from pytest_toll.core.findings import Finding, RuleOverrides, has_errors, worst_first
 
 
 def test_overrides_change_severity_and_off_drops_the_finding() -> None:
-    settings = RuleSettings.parse({"E125": False, "E127": "error"}, {"tool_tokens": 500})
+    settings = RuleOverrides.parse({"E125": False, "E127": "error"}, {"tool_tokens": 500})
     assert settings.finding("E125", "warn", None, "too many tools") is None
     hit = settings.finding("E127", "warn", "read_file", "900 tokens", "trim the schema")
     assert hit == Finding("E127", "error", "read_file", "900 tokens", "trim the schema")
@@ -35,7 +35,7 @@ def test_bad_overrides_name_their_source(
     severities: dict[str, object] | None, thresholds: dict[str, object] | None, message: str
 ) -> None:
     with pytest.raises(UsageError, match=message):
-        RuleSettings.parse(severities, thresholds)
+        RuleOverrides.parse(severities, thresholds)
 
 
 def test_worst_first_and_has_errors() -> None:
@@ -51,12 +51,12 @@ def test_unknown_names_are_errors_when_the_known_names_are_given() -> None:
         UsageError,
         match=r"--limit\.tool_tokenz: unknown threshold \(expected one of: tool_tokens, total_tokens\)",
     ):
-        RuleSettings.parse(
+        RuleOverrides.parse(
             None, {"tool_tokenz": 5}, "--limit", known_thresholds=["total_tokens", "tool_tokens"]
         )
     with pytest.raises(UsageError, match=r"--rule\.E999: unknown rule"):
-        RuleSettings.parse({"E999": "off"}, None, "--rule", known_rules=["E125"])
+        RuleOverrides.parse({"E999": "off"}, None, "--rule", known_rules=["E125"])
     assert (
-        RuleSettings.parse({"E125": "off"}, None, known_rules=["E125"]).severity("E125", "warn")
+        RuleOverrides.parse({"E125": "off"}, None, known_rules=["E125"]).severity("E125", "warn")
         == "off"
     )

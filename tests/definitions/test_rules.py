@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from pytest_toll.core.findings import Finding, RuleSettings
+from pytest_toll.core.findings import Finding, RuleOverrides
 from pytest_toll.definitions import rules
 from pytest_toll.definitions.tools import Tool, normalize_tools
 from pytest_toll.definitions.weigh import weigh
@@ -31,7 +31,7 @@ def tool(**fields: Any) -> dict[str, Any]:
 
 def check(
     elements: list[dict[str, Any]],
-    settings: RuleSettings | None = None,
+    settings: RuleOverrides | None = None,
     instructions: str | None = None,
 ) -> list[Finding]:
     tools, _ = normalize_tools(elements)
@@ -151,7 +151,7 @@ def test_e124_undocumented_parameters_and_huge_enums() -> None:
         "an enum has 51 values (> 50)"
     ]
     # Overridden thresholds.
-    settings = RuleSettings(thresholds={"enum_max": 100, "params_min": 10})
+    settings = RuleOverrides(thresholds={"enum_max": 100, "params_min": 10})
     assert check([tool(inputSchema=nested)], settings) == []
 
 
@@ -162,7 +162,7 @@ def test_e125_counts_tools_warn_then_error() -> None:
     ]
     more = [tool(name=f"tool_{i:02d}") for i in range(61)]
     assert [(f.rule, f.severity) for f in check(more)] == [("E125", "error")]
-    assert check(more, RuleSettings({"E125": "off"})) == []
+    assert check(more, RuleOverrides({"E125": "off"})) == []
 
 
 def test_e123_read_only_tools_are_not_destructive() -> None:
@@ -205,7 +205,7 @@ def test_e127_names_what_to_cut_and_e128_the_total() -> None:
             }
         },
     }
-    findings = check([tool(inputSchema=big_enum)], RuleSettings(thresholds={"tool_tokens": 100}))
+    findings = check([tool(inputSchema=big_enum)], RuleOverrides(thresholds={"tool_tokens": 100}))
     assert len(findings) == 1
     assert findings[0].rule == "E127"
     assert findings[0].message.startswith("costs ")
@@ -214,10 +214,10 @@ def test_e127_names_what_to_cut_and_e128_the_total() -> None:
         "tok): take a free string validated server-side instead of a long enum"
     )
     total = check(
-        [tool()], RuleSettings(thresholds={"total_tokens_warn": 10, "total_tokens": 1000})
+        [tool()], RuleOverrides(thresholds={"total_tokens_warn": 10, "total_tokens": 1000})
     )
     assert [(f.rule, f.severity) for f in total] == [("E128", "warn")]
-    total = check([tool()], RuleSettings(thresholds={"total_tokens": 10}))
+    total = check([tool()], RuleOverrides(thresholds={"total_tokens": 10}))
     assert [(f.rule, f.severity) for f in total] == [("E128", "error")]
 
 
@@ -258,7 +258,7 @@ def test_e112_and_e116() -> None:
         "wrote 2 non-JSON-RPC lines to stdout, first: 'hello'",
         "send logs to stderr; stdout carries only JSON-RPC messages",
     )
-    assert rules.noise_finding(1, ["x"], RuleSettings({"E116": "warn"})) is not None
+    assert rules.noise_finding(1, ["x"], RuleOverrides({"E116": "warn"})) is not None
 
 
 def test_naming_style() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.core.findings import RuleSettings
+from pytest_toll.core.findings import RuleOverrides
 from pytest_toll.core.tokens import count
 from pytest_toll.definitions.source import expand_headers, weigh_source
 from tests.cli import run_main as toll
@@ -63,7 +63,7 @@ def test_a_file_is_weighed_and_judged(tmp_path: Path) -> None:
         ("E123", "warn", "drop_table"),
     ]
     quiet = weigh_source(
-        tools_file=file, settings=RuleSettings({"E121": "off", "E123": "info"}), window=1000
+        tools_file=file, settings=RuleOverrides({"E121": "off", "E123": "info"}), window=1000
     )
     assert [(f.rule, f.severity) for f in quiet.findings] == [("E123", "info")]
     assert quiet.as_dict()["window"] == {"size": 1000, "share": quiet.claude / 1000}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_toll.core import tokens
-from pytest_toll.core.findings import ERROR, INFO, WARN, RuleSettings
+from pytest_toll.core.findings import ERROR, INFO, WARN, RuleOverrides
 from pytest_toll.skills.measure import measure_skills
 from tests.skills.skill_folders import GOOD, meta, rules, skill_md, write_skill
 
@@ -141,7 +141,7 @@ def test_colliding_descriptions(tmp_path: Path) -> None:
         )
     ]
     looser = measure_skills(
-        tmp_path, settings=RuleSettings(thresholds={"skill_description_similarity": 0.9})
+        tmp_path, settings=RuleOverrides(thresholds={"skill_description_similarity": 0.9})
     )
     assert rules(looser) == []
 
@@ -163,7 +163,7 @@ def test_body_over_the_limits(tmp_path: Path) -> None:
             f"body is {skill.body:,} tokens (over 2,000) and links no reference files",
         ),
     ]
-    strict = RuleSettings.parse(
+    strict = RuleOverrides.parse(
         {"S104": "error"}, {"skill_body_tokens": 100_000, "skill_body_lines": 1000}
     )
     assert rules(measure_skills(folder, settings=strict)) == [
@@ -174,7 +174,7 @@ def test_body_over_the_limits(tmp_path: Path) -> None:
             f"body is {skill.body:,} tokens (over 2,000) and links no reference files",
         ),
     ]
-    assert rules(measure_skills(folder, settings=RuleSettings.parse({"S104": "off"}))) == []
+    assert rules(measure_skills(folder, settings=RuleOverrides.parse({"S104": "off"}))) == []
 
 
 def test_metadata_over_the_limit(tmp_path: Path) -> None:
@@ -237,16 +237,16 @@ def test_nested_reference_depth(tmp_path: Path) -> None:
         )
     ]
     assert report.skills[0].references_total == tokens.count("calls") + tokens.count("top")
-    relaxed = RuleSettings(thresholds={"skill_reference_depth": 3})
+    relaxed = RuleOverrides(thresholds={"skill_reference_depth": 3})
     assert rules(measure_skills(folder, settings=relaxed)) == []
 
 
 def test_severity_override_and_off(tmp_path: Path) -> None:
     folder = write_skill(tmp_path / "forms", body="See references/gone.md\n")
-    assert rules(measure_skills(folder, settings=RuleSettings.parse({"S106": "warn"}))) == [
+    assert rules(measure_skills(folder, settings=RuleOverrides.parse({"S106": "warn"}))) == [
         ("S106", WARN, "forms", "reference 'references/gone.md' does not exist in the skill folder")
     ]
-    assert rules(measure_skills(folder, settings=RuleSettings.parse({"S106": False}))) == []
+    assert rules(measure_skills(folder, settings=RuleOverrides.parse({"S106": False}))) == []
 
 
 def test_binary_skill_md_is_an_s101_error(tmp_path: Path) -> None:

@@ -133,7 +133,7 @@ def test_every_bare_path_found_is_in_the_text_and_stays_a_path(text: str) -> Non
 
 
 def test_zero_thresholds_never_divide_by_zero(tmp_path: Path) -> None:
-    from pytest_toll.core.findings import RuleSettings
+    from pytest_toll.core.findings import RuleOverrides
     from pytest_toll.skills.rules import DEFAULT_THRESHOLDS
 
     for name in ("one", "two"):
@@ -141,7 +141,7 @@ def test_zero_thresholds_never_divide_by_zero(tmp_path: Path) -> None:
         (tmp_path / name / "SKILL.md").write_text(
             f"---\nname: {name}\ndescription: '!!'\n---\n", encoding="utf-8"
         )
-    zero = RuleSettings(thresholds=dict.fromkeys(DEFAULT_THRESHOLDS, 0))
+    zero = RuleOverrides(thresholds=dict.fromkeys(DEFAULT_THRESHOLDS, 0))
     report = measure_skills(tmp_path, settings=zero)
     assert [skill.name for skill in report.skills] == ["one", "two"]
     assert {finding.rule for finding in report.findings} == {"S101", "S102", "S104"}

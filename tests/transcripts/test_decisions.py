@@ -9,7 +9,7 @@ import pytest
 
 from pytest_toll import cli
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.findings import RuleSettings
+from pytest_toll.core.findings import RuleOverrides
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts.decisions import initial_settings, judge_decisions
 from pytest_toll.transcripts.scan import ReadOptions
@@ -82,7 +82,7 @@ def test_clean_section_passes_and_severities_are_overridable() -> None:
     relaxed = judge_decisions(
         {"decide_above_tokens": 15},
         roots=[FIXTURES],
-        settings=RuleSettings({"TL003": "warn"}),
+        settings=RuleOverrides({"TL003": "warn"}),
         options=ReadOptions(workers=1),
     )
     assert {f.severity for f in relaxed.findings} == {"warn"} and not relaxed.failed
