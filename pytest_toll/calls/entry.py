@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.calls.measuring import COMPACT, FULL, CallReport, measure
-from pytest_toll.calls.request_settings import settings_in
+from pytest_toll.calls.request_options import settings_in
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.models import Catalogue, load_models
 from pytest_toll.core.textio import parse_json, read_text
@@ -17,7 +17,7 @@ from pytest_toll.definitions.tools import load_tools_file
 def load_request_file(path: str | Path) -> tuple[object, Any, object, dict[str, Any]]:
     """Messages from a JSON file: a messages array, or a request body whose ``messages``,
     ``system`` and ``tools`` are all used. Returns ``(messages, system, tools, settings)``,
-    ``settings`` being what else the body carries (``request_settings.SETTINGS``)."""
+    ``settings`` being what else the body carries (``request_options.SETTINGS``)."""
     name = str(path)
     data = parse_json(read_text(path), name)
     if isinstance(data, dict):

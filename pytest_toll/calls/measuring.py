@@ -56,7 +56,7 @@ from pytest_toll.calls.messages import (
     render_message_texts,
     system_text,
 )
-from pytest_toll.calls.request_settings import SettingsCount, natively_countable, settings_in
+from pytest_toll.calls.request_options import SettingsCount, natively_countable, settings_in
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.models import Catalogue, Model, Scale, load_models
 from pytest_toll.core.tokens import (
@@ -399,7 +399,7 @@ def measure(
     environment); for other providers the report stays an estimate and says why.
     ``request_settings`` (``output_format``, ``response_format``, ``tool_choice``,
     ``thinking``) are named in the report, and counted natively beside the total with
-    ``exact`` (``pytest_toll.calls.request_settings``).
+    ``exact`` (``pytest_toll.calls.request_options``).
     """
     resolved = resolve_model(model, catalogue)
     model_id = model if isinstance(model, str) else resolved.name
