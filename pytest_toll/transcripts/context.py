@@ -222,7 +222,7 @@ def context_of(path: Path, count: Callable[[str], int] | None = None) -> Context
         elif isinstance(record, TextRecord):
             tokens = count(record.text) if record.text else 0
             key = {"call": "tool_calls", "user": "user_messages"}.get(
-                record.kind, "assistant_replies"
+                record.source, "assistant_replies"
             )
             slices[key] += tokens
             slices["images"] += sum(map(image_tokens, record.images))
@@ -276,7 +276,7 @@ def reconstructed_messages(path: Path) -> tuple[list[dict[str, str]], int]:
         elif isinstance(record, ResultRecord) and record.text:
             pieces.append(("user", record.text))
         elif isinstance(record, TextRecord) and record.text:
-            pieces.append(("user" if record.kind == "user" else "assistant", record.text))
+            pieces.append(("user" if record.source == "user" else "assistant", record.text))
     messages: list[dict[str, str]] = []
     for role, text in pieces:
         if messages and messages[-1]["role"] == role:

@@ -104,10 +104,11 @@ class UsageRecord:
 
 @dataclass(slots=True)
 class TextRecord:
-    """Conversation text that enters the context: kind is user, assistant, thinking or call."""
+    """Conversation text that enters the context: ``source`` is who put it there — user,
+    assistant, thinking or call (a tool call's name and arguments)."""
 
     session: str
-    kind: str
+    source: str
     text: str
     images: tuple[Image, ...] = ()
 

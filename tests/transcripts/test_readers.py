@@ -62,8 +62,8 @@ def test_claude_calls_and_results_keep_their_ids_and_file_order() -> None:
 
 def test_text_records_only_when_asked() -> None:
     assert not [r for r in read_records(MAIN) if isinstance(r, TextRecord)]
-    kinds = [r.kind for r in read_records(MAIN, with_text=True) if isinstance(r, TextRecord)]
-    assert kinds[:4] == ["user", "thinking", "assistant", "call"]
+    sources = [r.source for r in read_records(MAIN, with_text=True) if isinstance(r, TextRecord)]
+    assert sources[:4] == ["user", "thinking", "assistant", "call"]
 
 
 def test_subagent_file_is_its_own_session() -> None:
