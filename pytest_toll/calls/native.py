@@ -3,11 +3,13 @@
 ``tools_delta`` is efaimo's ``--anthropic``: count_tokens of a probe request with and without
 a server's tools, the difference being what the tools cost a Claude model exactly.
 ``NativeComparison`` says how far an estimate reads from a native count, and whether that is
-beyond the tolerance (``core.limits.NATIVE_TOLERANCE``, 5%).
+beyond the tolerance (``core.limits.NATIVE_TOLERANCE``, 5%). ``ModelTotal`` holds a tool
+list's total for one model: o200k, scaled, and native when asked.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +17,8 @@ from typing import Any
 from pytest_toll.calls.anthropic import CountTokensClient
 from pytest_toll.calls.catalogues import anthropic_tool
 from pytest_toll.core.limits import NATIVE_TOLERANCE
+from pytest_toll.core.models import Scale
+from pytest_toll.core.tokens import O200K, scaled_method
 from pytest_toll.definitions.tools import Tool
 
 #: The message both probe requests carry, so only the tools differ between them.
@@ -99,3 +103,40 @@ def tools_delta(client: CountTokensClient, model: str, tools: Sequence[Tool]) ->
     without = client.count(body)
     with_tools = client.count({**body, "tools": [anthropic_tool(tool) for tool in tools]})
     return ToolsDelta(model, without, with_tools)
+
+
+@dataclass(frozen=True)
+class ModelTotal:
+    """A tool list's claude total for one model (``toll weigh --model``): o200k, o200k×scale
+    and, with ``--exact``, the native delta of the tools, each estimate held against it."""
+
+    name: str
+    scale: Scale
+    o200k: int
+    exact: ToolsDelta | None = None
+
+    @property
+    def scaled(self) -> int | None:
+        return None if self.scale.factor == 1.0 else math.ceil(self.o200k * self.scale.factor)
+
+    def comparisons(self) -> dict[str, NativeComparison]:
+        if self.exact is None:
+            return {}
+        found = {O200K: NativeComparison(self.o200k, self.exact.tokens)}
+        if self.scaled is not None:
+            found[scaled_method(self.scale.factor)] = NativeComparison(
+                self.scaled, self.exact.tokens
+            )
+        return found
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "scale": self.scale.as_dict()}
+        data["o200k"] = self.o200k
+        if self.scaled is not None:
+            data["scaled"] = {"tokens": self.scaled, "method": scaled_method(self.scale.factor)}
+        if self.exact is not None:
+            data["exact"] = self.exact.as_dict()
+            data["exact"]["comparisons"] = {
+                method: comparison.as_dict() for method, comparison in self.comparisons().items()
+            }
+        return data

@@ -8,17 +8,16 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_toll.calls.anthropic import CountTokensClient
-from pytest_toll.calls.deferred import DeferredReport, deferred_tools
+from pytest_toll.calls.deferred import deferred_tools
 from pytest_toll.calls.entry import load_request_file
 from pytest_toll.calls.measuring import CallReport, Tuning, measure
 from pytest_toll.calls.messages import system_text
+from pytest_toll.calls.render import render_measure
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 from pytest_toll.cli._ledger import add_ledger_option, catalogue_of
 from pytest_toll.cli.options import add_count_tokens_options, add_json_option
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.core.models import share_text
 from pytest_toll.core.textio import read_text
-from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.mcp.http import list_http
 from pytest_toll.definitions.mcp.stdio import list_stdio
 from pytest_toll.definitions.tools import load_tools_file
@@ -211,103 +210,5 @@ def run(args: argparse.Namespace) -> int:
             data["deferred"] = deferred.as_dict()
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(render_text(result))
-        if deferred is not None:
-            print(render_deferred(deferred))
-        if over:
-            print(f"over budget: {result.graded_tokens:,} > {args.budget:,} o200k tokens")
+        print(render_measure(result, deferred, args.budget if over else None))
     return EXIT_VIOLATION if over else EXIT_OK
-
-
-def render_deferred(report: DeferredReport) -> str:
-    """Eager vs deferred tool advertising, per request: each figure beside its label (the
-    o200k count, and the scaled one when the model has a factor)."""
-
-    def tokens(raw: int, scaled: int | None) -> str:
-        shown = f"{raw:,} {O200K}"
-        return shown if scaled is None else f"{shown} ({scaled:,} {report.method})"
-
-    eager, deferred = report.eager, report.deferred
-    saved_scaled = (
-        None if eager.scaled is None or deferred.scaled is None else eager.scaled - deferred.scaled
-    )
-    usd = report.saved_usd
-    if report.saved >= 0:
-        verdict = f"saves {tokens(report.saved, saved_scaled)} tokens"
-        verdict += "" if usd is None else f", ${usd:,.6f}"
-    else:
-        more = None if saved_scaled is None else -saved_scaled
-        verdict = f"costs {tokens(-report.saved, more)} more tokens"
-        verdict += "" if usd is None else f", ${-usd:,.6f}"
-    total = len(report.core) + len(report.deferred_names)
-    return (
-        f"deferred tools: all {total} tools advertised: {tokens(eager.tokens, eager.scaled)}; "
-        f"{len(report.core)} core + {len(report.meta)} meta-tools ({', '.join(report.meta)}) "
-        f"+ the deferred names: {tokens(deferred.tokens, deferred.scaled)}; "
-        f"deferring {verdict} per request, before any tool is loaded"
-    )
-
-
-def _usd(value: float | None) -> str:
-    return "—" if value is None else f"${value:,.6f}"
-
-
-def render_text(result: CallReport) -> str:
-    """The table a person reads: one row per part, raw and scaled side by side."""
-    scaled = result.total.scaled is not None
-    graded = result.o200k
-    header: list[str] = ["part", result.tokenizer if result.source != "native" else "native"]
-    if graded is not None:
-        header.append("o200k_base")
-    if scaled:
-        header.append(f"×{result.scale.factor:.2f}")
-    header.append("USD")
-    rows: list[list[str]] = [header]
-    for name, part in [*result.parts.items(), ("total", result.total)]:
-        row = [name, f"{part.tokens:,}"]
-        if graded is not None:
-            row.append(f"{graded[name]:,}")
-        if scaled:
-            row.append(f"{part.scaled:,}" if part.scaled is not None else "")
-        row.append(_usd(part.cost_usd))
-        rows.append(row)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = [
-        f"call {result.model} ({result.provider}) — {result.method}"
-        + (f", scaled {result.scaled_method}" if result.scaled_method else "")
-        + (" — probe message '.'" if result.probe else "")
-    ]
-    for row in rows:
-        cells = [row[0].ljust(widths[0])] + [
-            cell.rjust(width) for cell, width in zip(row[1:], widths[1:])
-        ]
-        lines.append("  ".join(cells).rstrip())
-    if result.window:
-        share = result.window_share or 0.0
-        over = " — more than the window holds" if share > 1 else ""
-        lines.append(f"~{share_text(share)} of a {result.window:,} window{over}")
-    if scaled:
-        lines.append(
-            f"scale: ×{result.scale.factor:.2f} ({'measured' if result.scale.measured else 'not measured'}: "
-            f"{result.scale.source}); budgets and pins use the o200k column"
-        )
-    elif graded is not None:
-        lines.append("native: Anthropic's count_tokens; budgets and pins use the o200k_base column")
-    elif result.tuning.chars_per_token is not None:
-        lines.append(f"scale: none ({result.scale.source})")
-    elif not result.scale.measured and result.source != "native":
-        lines.append(f"scale: none measured for {result.model}; the o200k count is shown unscaled")
-    if result.source != "native":
-        lines.append(f"tuning: {result.tuning.describe()}")
-    if result.total.cost_usd is not None:
-        lines.append("USD: uncached input at the request's price tier")
-    elif not any(result.model in note for note in result.notes):
-        lines.append(
-            f"USD: no input price known for {result.model} (add one under models: in toll.yaml)"
-        )
-    if result.tool_schemas == "compact":
-        lines.append(
-            "tools: compacted copies of the schemas (titles, $schema and single-use $defs removed)"
-        )
-    lines.extend(f"note: {note}" for note in result.notes)
-    return "\n".join(lines)

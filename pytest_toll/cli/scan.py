@@ -15,8 +15,7 @@ from pytest_toll.cli._transcripts import (
 )
 from pytest_toll.cli.options import add_json_option, add_top_option
 from pytest_toll.report.html import render_page
-from pytest_toll.transcripts.outcomes import OUTCOME_OK, OUTCOMES
-from pytest_toll.transcripts.report import ScanReport
+from pytest_toll.transcripts.render import render_scan
 from pytest_toll.transcripts.scan import scan
 
 TEXT_ROWS = 20
@@ -39,47 +38,5 @@ def run(args: argparse.Namespace) -> int:
         shown = report.top(args.top)
         print(json_text(shown.as_dict()))
         return EXIT_OK
-    print(render(report.top(args.top or TEXT_ROWS)))
+    print(render_scan(report.top(args.top or TEXT_ROWS)))
     return EXIT_OK
-
-
-def _multiple(value: float | None) -> str:
-    return "n/a (no usage blocks)" if value is None else f"×{value:,.1f}"
-
-
-def render(report: ScanReport) -> str:
-    lines = [
-        f"{report.calls:,} tool calls in {report.sessions:,} sessions "
-        f"({report.files:,} files, {report.unreadable_lines:,} unreadable lines); "
-        f"tokens: o200k (only ok results ranked)",
-        "",
-    ]
-    header = (
-        f"{'shape':<32} {'calls':>6} {'ok':>6} {'ok tokens':>11} {'median':>7} {'p90':>7}  outcomes"
-    )
-    lines.append(header)
-    for row in report.shapes:
-        outcomes = " ".join(
-            f"{outcome}={row.by_outcome[outcome]}"
-            for outcome in OUTCOMES
-            if outcome in row.by_outcome and outcome != OUTCOME_OK
-        )
-        flag = "  SUSPICIOUS: mostly not ok" if row.suspicious else ""
-        shape = row.shape if len(row.shape) <= 32 else row.shape[:31] + "…"
-        lines.append(
-            f"{shape:<32} {row.calls:>6,} {row.ok:>6,} {row.ok_tokens:>11,} {row.median:>7,} {row.p90:>7,}  {outcomes}{flag}"
-        )
-    lines.append("")
-    lines.append(
-        f"repeats: {report.wasted_tokens:,} tokens fetched again within a session "
-        f"(waste ratio {report.waste_ratio:.2%} of ok tokens); `toll repeats` lists them"
-    )
-    lines.append(
-        f"resend amplification: {_multiple(report.amplification)} — cumulative prompt tokens "
-        f"over the tokens tool results admitted"
-    )
-    if report.orphan_results:
-        lines.append(
-            f"{report.orphan_results:,} tool results had no call in their file (not attributed)"
-        )
-    return "\n".join(lines)

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-from dataclasses import dataclass
-from typing import Any
 
 from pytest_toll.calls.anthropic import CountTokensClient
-from pytest_toll.calls.native import PROBE_MESSAGE, NativeComparison, ToolsDelta, tools_delta
+from pytest_toll.calls.native import ModelTotal, tools_delta
+from pytest_toll.calls.render import render_model_total
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 from pytest_toll.cli._html import add_html_option, write_page
 from pytest_toll.cli._ledger import add_ledger_option, catalogue_of
@@ -29,11 +27,9 @@ from pytest_toll.cli.options import (
 )
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import RuleOverrides, has_errors
-from pytest_toll.core.models import Scale, share_text
-from pytest_toll.core.tokens import O200K, scaled_method
+from pytest_toll.definitions.render import render_weigh
 from pytest_toll.definitions.rules import DEFAULT_THRESHOLDS, RULE_IDS
 from pytest_toll.definitions.source import weigh_source
-from pytest_toll.definitions.weigh import ToolsReport
 from pytest_toll.report.html import render_page
 
 
@@ -120,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html is not None:
         page = render_page(f"toll weigh: {report.target}", tools=[report.as_dict()])
         write_page(args.html, page)
-    view = None
+    for_model = None
     if model is not None:
         delta = None
         if args.exact:
@@ -128,135 +124,14 @@ def run(args: argparse.Namespace) -> int:
                 base_url=args.base_url, timeout=args.timeout
             ) as client:
                 delta = tools_delta(client, args.model, report.records)
-        view = ModelView(args.model, model.scale, report.claude, delta)
+        for_model = ModelTotal(args.model, model.scale, report.claude, delta)
     if args.json:
         data = report.as_dict()
-        if view is not None:
-            data["model"] = view.as_dict()
+        if for_model is not None:
+            data["model"] = for_model.as_dict()
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(render(report))
-        if view is not None:
-            print("\n" + "\n".join(view.lines()))
+        print(render_weigh(report))
+        if for_model is not None:
+            print("\n" + render_model_total(for_model))
     return EXIT_VIOLATION if has_errors(report.findings) else EXIT_OK
-
-
-@dataclass(frozen=True)
-class ModelView:
-    """The claude total for one model: o200k, o200k×scale and, with --exact, the native
-    delta of the tools, each estimate held against it."""
-
-    name: str
-    scale: Scale
-    o200k: int
-    exact: ToolsDelta | None = None
-
-    @property
-    def scaled(self) -> int | None:
-        return None if self.scale.factor == 1.0 else math.ceil(self.o200k * self.scale.factor)
-
-    def comparisons(self) -> dict[str, NativeComparison]:
-        if self.exact is None:
-            return {}
-        found = {O200K: NativeComparison(self.o200k, self.exact.tokens)}
-        if self.scaled is not None:
-            found[scaled_method(self.scale.factor)] = NativeComparison(
-                self.scaled, self.exact.tokens
-            )
-        return found
-
-    def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"name": self.name, "scale": self.scale.as_dict()}
-        data["o200k"] = self.o200k
-        if self.scaled is not None:
-            data["scaled"] = {"tokens": self.scaled, "method": scaled_method(self.scale.factor)}
-        if self.exact is not None:
-            data["exact"] = self.exact.as_dict()
-            data["exact"]["comparisons"] = {
-                method: comparison.as_dict() for method, comparison in self.comparisons().items()
-            }
-        return data
-
-    def lines(self) -> list[str]:
-        state = "measured" if self.scale.measured else "not measured"
-        lines = [f"for {self.name}: claude total {self.o200k:,} ({O200K})"]
-        if self.scaled is not None:
-            lines.append(
-                f"  {self.scaled:,} ({scaled_method(self.scale.factor)}; scale {state}: "
-                f"{self.scale.source})"
-            )
-        else:
-            lines.append(
-                f"  unscaled (scale ×{self.scale.factor:.2f}, {state}: {self.scale.source})"
-            )
-        if self.exact is not None:
-            lines.append(
-                f"  exact: the tools add {self.exact.tokens:,} native tokens (count_tokens: "
-                f"{self.exact.with_tools:,} with them, {self.exact.without_tools:,} without, "
-                f"on a '{PROBE_MESSAGE}' probe message)"
-            )
-            for method, comparison in self.comparisons().items():
-                lines.append(f"  {method}: {comparison.describe()}")
-        return lines
-
-
-def render(report: ToolsReport) -> str:
-    """The human report: a table by cost, totals, window line, breakdown and findings."""
-    method = report.method
-    lines = [f"toll weigh: {report.target}"]
-    count = len(report.tools)
-    detail = [f"{count} tool{'' if count == 1 else 's'}", f"shape: {report.source_shape}"]
-    if report.server is not None:
-        server = report.server
-        pages = server.get("pages")
-        detail.insert(
-            0,
-            f"{server.get('transport')}, protocol {server.get('protocol_version')}, "
-            f"{pages} page{'' if pages == 1 else 's'}",
-        )
-    lines.append("  " + " · ".join(detail))
-    lines.append("")
-    numbers = [report.claude, *(row.tokens for row in report.tools)]
-    width = max(len("tokens"), *(len(f"{n:,}") for n in numbers))
-    lines.append(
-        f"{'tokens':>{width}}  {'descr':>6}  {'schema':>6}  {'output':>6}  tool  ({method} tokens)"
-    )
-    for row in report.by_cost():
-        output = f"{row.output_schema_tokens:,}" if row.output_schema_tokens else "-"
-        lines.append(
-            f"{row.tokens:>{width},}  {row.description_tokens:>6,}  {row.schema_tokens:>6,}  "
-            f"{output:>6}  {row.name}"
-        )
-    lines.append(
-        f"{report.framing:>{width},}  {'':>6}  {'':>6}  {'':>6}  (framing: <functions> wrapper)"
-    )
-    lines.append(f"{'-' * width}")
-    lines.append(f"{report.claude:>{width},}  total, claude serialization ({method})")
-    if report.instructions is not None:
-        lines.append(
-            f"{report.instructions:>{width},}  server instructions ({method}), beside the tools"
-        )
-    lines.append("")
-    lines.append(
-        f"totals ({method}): claude {report.claude:,} · openai {report.openai:,} · "
-        f"raw {report.raw:,}"
-    )
-    over = " — more than the window holds" if report.window_share > 1 else ""
-    lines.append(
-        f"window: ~{share_text(report.window_share)} of a {report.window:,}-token window{over} "
-        f"(claude total + instructions, {method}; shown, never graded)"
-    )
-    if report.breakdown:
-        lines.append("")
-        lines.append(f"what costs most in the heaviest tools ({method} tokens):")
-        for entry in report.breakdown:
-            parts = sorted(entry["parts"].items(), key=lambda item: -item[1])
-            shown = ", ".join(f"{name.replace('_', ' ')} {n:,}" for name, n in parts if n)
-            lines.append(f"  {entry['tool']} ({entry['tokens']:,}): {shown}")
-    lines.append("")
-    if report.findings:
-        lines.append("findings:")
-        lines.extend(f"  {finding}" for finding in report.findings)
-    else:
-        lines.append("findings: none")
-    return "\n".join(lines)

@@ -219,7 +219,7 @@ def test_server_instructions_count_in_system_and_deferred_comparison(tmp_path: P
         deferred["saved"]["tokens"] == deferred["eager"]["tokens"] - deferred["deferred"]["tokens"]
     )
     from pytest_toll.calls.deferred import deferred_tools
-    from pytest_toll.cli.measure import render_deferred
+    from pytest_toll.calls.render import render_deferred
 
     alone = deferred_tools("gpt-6.2-sol", TOOLS, core=[])
     line = render_deferred(alone)

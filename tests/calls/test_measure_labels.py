@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pytest_toll.calls.deferred import deferred_tools
 from pytest_toll.calls.measuring import Tuning, measure
-from pytest_toll.cli.measure import render_deferred, render_text
+from pytest_toll.calls.render import render_call, render_deferred, render_measure
 from pytest_toll.core.models import Model, share_text
 from tests.calls.test_calls_cli import TOOLS
 from tests.cli import run_toll as toll
@@ -35,7 +35,7 @@ def test_the_core_line_prints_scaled_numbers_beside_the_raw_ones() -> None:
 
 
 def test_chars_per_token_on_an_openai_model_says_an_estimate_is_not_scaled() -> None:
-    text = render_text(
+    text = render_call(
         measure(
             "gpt-6.2-sol",
             messages=[{"role": "user", "content": "hello there"}],
@@ -48,7 +48,7 @@ def test_chars_per_token_on_an_openai_model_says_an_estimate_is_not_scaled() -> 
 
 def test_a_window_share_over_100_percent_is_a_plain_percentage(tmp_path: Path) -> None:
     tiny = Model("tiny", "openai", window=10)
-    text = render_text(measure(tiny, messages=[{"role": "user", "content": "word " * 40}]))
+    text = render_call(measure(tiny, messages=[{"role": "user", "content": "word " * 40}]))
     share_line = next(line for line in text.splitlines() if "window" in line)
     assert re.fullmatch(r"~\d[\d,]*\.\d% of a 10 window — more than the window holds", share_line)
     assert "e+" not in text
@@ -69,3 +69,14 @@ def test_share_text() -> None:
         "250.0%",
         "12,340.0%",
     ]
+
+
+def test_the_measure_view_is_the_table_then_the_deferred_line_then_the_budget_verdict() -> None:
+    result = measure("claude-opus-5", tools=MORE_TOOLS)
+    deferred = deferred_tools("claude-opus-5", MORE_TOOLS, core=["read_file"])
+    assert render_measure(result) == render_call(result)
+    within = render_measure(result, deferred)
+    assert within.splitlines() == [*render_call(result).splitlines(), render_deferred(deferred)]
+    over = render_measure(result, deferred, over_budget=10).splitlines()
+    assert over[:-1] == within.splitlines()
+    assert over[-1] == f"over budget: {result.graded_tokens:,} > 10 o200k tokens"
