@@ -2,8 +2,8 @@
 and the judgement of a test's own measurement.
 
 The ledger file is a collector, each section a collector and each entry an item, so node
-ids, ``-k`` and ``--co`` work as for Python tests. An item measures its entry through the
-registry in :mod:`pytest_toll.gate.kinds`, judges it (:func:`pytest_toll.gate.ratchet.judge`),
+ids, ``-k`` and ``--co`` work as for Python tests. An item measures its entry with its
+kind's measurer (:mod:`pytest_toll.gate.kinds`), judges it (:func:`pytest_toll.gate.ratchet.judge`),
 leaves the result on its report as a plain dict (how it reaches the xdist controller), and
 fails with a short table rather than a traceback. A test that measured with the ``toll``
 fixture, or is marked ``toll(budget=N)``, is judged the same way (:func:`judge_test`); what
@@ -31,8 +31,9 @@ from pytest_toll._keys import (
 )
 from pytest_toll.calls.capture import CaptureReport
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.kinds import KINDS, TESTS_KIND, Kind
 from pytest_toll.fixture import Toll
-from pytest_toll.gate.kinds import KINDS, TESTS_KIND, Kind
+from pytest_toll.gate.kinds import measurer_of
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.gate.ratchet import Policy, judge, stale_result
 from pytest_toll.report.markdown import request_line
@@ -58,7 +59,7 @@ class LedgerFile(pytest.File):
         self.config.stash[LEDGER_FILE_KEY] = self
         data = state.ledger.data
         for kind in KINDS.values():
-            if kind.measure is None:
+            if not kind.measured_from_ledger:
                 continue  # measured by tests, not collected from the ledger
             section = data.get(kind.name)
             if kind.whole_section:
@@ -115,8 +116,8 @@ class LedgerItem(JudgedItem):
         measurement: EntryMeasurement | None = None
         error = ""
         try:
-            assert kind.measure is not None  # only measured kinds are collected
-            measurement = kind.measure(self.entry_name, entry, state.entry_context())
+            measure = measurer_of(self.kind)  # only kinds measured from the ledger are items
+            measurement = measure(self.entry_name, entry, state.entry_context())
         except CouldNotJudge as failure:
             error = str(failure)
         result = judge(

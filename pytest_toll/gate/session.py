@@ -13,8 +13,8 @@ from functools import cached_property
 from pathlib import Path
 
 from pytest_toll.core.errors import UsageError
+from pytest_toll.core.kinds import KINDS, TESTS_KIND
 from pytest_toll.core.models import Catalogue
-from pytest_toll.gate.kinds import KINDS, TESTS_KIND
 from pytest_toll.gate.ledger import Ledger, rewrite_ledger, write_atomically
 from pytest_toll.gate.ledger_read import dotted
 from pytest_toll.gate.measurement import EntryContext

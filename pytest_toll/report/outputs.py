@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_toll.core.kinds import KINDS
 from pytest_toll.core.tokens import O200K
-from pytest_toll.gate.kinds import KINDS
 from pytest_toll.report import badge as badges
 from pytest_toll.report import github as actions
 from pytest_toll.report import html as html_report

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_toll.gate.kinds import KINDS
+from pytest_toll.core.kinds import KINDS
 from pytest_toll.report.markdown import capture_line, number, request_line, signed
 from pytest_toll.report.model import (
     IMPROVED,
