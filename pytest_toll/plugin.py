@@ -527,7 +527,7 @@ def _write_outputs(state: TollState, report: ReportDict) -> None:
 def _ledger_trend(ledger: Path) -> dict[str, Any] | None:
     """The pins' history for the HTML page; a ledger outside git simply has none."""
     from pytest_toll.core.errors import CouldNotJudge
-    from pytest_toll.gate.trend import trend
+    from pytest_toll.gate.ledger.history import trend
 
     try:
         return trend(ledger).as_dict()

@@ -16,7 +16,7 @@ from pytest_toll.core.errors import UsageError
 from pytest_toll.core.kinds import KINDS, TESTS_KIND
 from pytest_toll.core.models import Catalogue
 from pytest_toll.gate.ledger import Ledger, rewrite_ledger, write_atomically
-from pytest_toll.gate.ledger_read import dotted
+from pytest_toll.gate.ledger.read import dotted
 from pytest_toll.gate.measurement import EntryContext
 from pytest_toll.gate.ratchet import Policy, plan_update
 from pytest_toll.gate.settings import Settings, ledger_catalogue

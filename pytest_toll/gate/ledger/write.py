@@ -1,6 +1,6 @@
 """Rewriting the ledger: edit it in place, keep every comment with its key, write it safely.
 
-``rewrite_ledger`` holds the ledger's lock (:mod:`pytest_toll.gate.ledger_lock`) for the
+``rewrite_ledger`` holds the ledger's lock (:mod:`pytest_toll.gate.ledger.lock`) for the
 whole read-modify-write: it re-reads the file under the lock and applies the update plan to
 that fresh content, so a concurrent ``--toll-update`` is never lost. A key another run
 changed since this run loaded the ledger keeps the other run's value unless this run's is a
@@ -35,8 +35,8 @@ from typing import Any
 
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.limits import LEDGER_LOCK_TIMEOUT
-from pytest_toll.gate.ledger_lock import locked
-from pytest_toll.gate.ledger_read import Keys, decode_ledger, load_yaml, read_ledger_bytes
+from pytest_toll.gate.ledger.lock import locked
+from pytest_toll.gate.ledger.read import Keys, decode_ledger, load_yaml, read_ledger_bytes
 
 BOM = "\ufeff"
 TEMPORARY_SUFFIX = ".tmp"
