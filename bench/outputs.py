@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from pytest_toll.report import github, markdown, outputs, sarif
-from pytest_toll.report.model import EntryResult, Outcome, PartResult, ReportDict, SessionReport
+from pytest_toll.report.data import EntryResult, Outcome, PartResult, ReportDict, SessionReport
 
 OUTCOMES: tuple[Outcome, ...] = (
     "passed",

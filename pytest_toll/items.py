@@ -36,8 +36,8 @@ from pytest_toll.fixture import Toll
 from pytest_toll.gate.kinds import measurer_of
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.gate.ratchet import Policy, judge, stale_result
+from pytest_toll.report.data import EntryResult
 from pytest_toll.report.markdown import request_line
-from pytest_toll.report.model import EntryResult
 from pytest_toll.report.terminal import failure_text
 
 

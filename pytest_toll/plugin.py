@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from pytest_toll.fixture import Toll
     from pytest_toll.gate.session import TollState
     from pytest_toll.gate.settings import Sources
-    from pytest_toll.report.model import ReportDict
+    from pytest_toll.report.data import ReportDict
 
 # The one module that imports the package's own modules inside functions: the gate, the
 # items, the fixture's object and the reports load the tokenizer's and the jobs' modules,

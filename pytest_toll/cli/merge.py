@@ -19,7 +19,7 @@ from pytest_toll.cli.options import positive_whole_number
 from pytest_toll.gate.ledger import load_ledger
 from pytest_toll.gate.merge import load_shard_report, merge_shards
 from pytest_toll.gate.session import write_json
-from pytest_toll.report.model import OUTCOME_ERROR, SessionReport
+from pytest_toll.report.data import OUTCOME_ERROR, SessionReport
 from pytest_toll.report.outputs import write_outputs
 from pytest_toll.report.terminal import summary_lines
 

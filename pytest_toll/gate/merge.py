@@ -33,7 +33,7 @@ from pytest_toll.gate.session import (
     write_ratchet,
 )
 from pytest_toll.gate.shards import ledger_sha256
-from pytest_toll.report.model import (
+from pytest_toll.report.data import (
     OUTCOME_ERROR,
     SCHEMA_PATH,
     STALE,

@@ -15,7 +15,7 @@ from typing import Any
 from pytest_toll.core.kinds import KINDS
 from pytest_toll.gate.ledger import DELETE
 from pytest_toll.gate.measurement import EntryMeasurement
-from pytest_toll.report.model import (
+from pytest_toll.report.data import (
     IMPROVED,
     NEW,
     OUTCOME_ERROR,

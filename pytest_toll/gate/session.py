@@ -21,7 +21,7 @@ from pytest_toll.gate.measurement import EntryContext
 from pytest_toll.gate.ratchet import Policy, plan_update
 from pytest_toll.gate.settings import Settings, ledger_catalogue
 from pytest_toll.gate.shards import Shard
-from pytest_toll.report.model import CollectedDict, EntryResult, PricingDict, SessionReport
+from pytest_toll.report.data import CollectedDict, EntryResult, PricingDict, SessionReport
 from pytest_toll.report.pricing import price_report
 
 

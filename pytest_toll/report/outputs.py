@@ -23,7 +23,7 @@ from pytest_toll.report import github as actions
 from pytest_toll.report import html as html_report
 from pytest_toll.report import markdown as markdown_report
 from pytest_toll.report import sarif as sarif_report
-from pytest_toll.report.model import EntryDict, ReportDict, biggest_changes
+from pytest_toll.report.data import EntryDict, ReportDict, biggest_changes
 
 _TITLE = {
     "regressed": "regressed",

@@ -8,7 +8,7 @@ from typing import Any, get_args
 from pytest_toll.core.kinds import KINDS, TESTS_KIND, KindName
 from pytest_toll.gate.kinds import MEASURERS, measurer_of
 from pytest_toll.gate.ledger import SCHEMA_PATH as LEDGER_SCHEMA
-from pytest_toll.report.model import SCHEMA_PATH as REPORT_SCHEMA
+from pytest_toll.report.data import SCHEMA_PATH as REPORT_SCHEMA
 
 
 def _entry_schema(schema: dict[str, Any], kind: str) -> dict[str, Any]:

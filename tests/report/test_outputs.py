@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_toll.report import github, markdown, outputs, sarif
-from pytest_toll.report.model import (
+from pytest_toll.report.data import (
     SCHEMA_PATH,
     EntryResult,
     PartResult,
