@@ -7,20 +7,24 @@ kind's measurer (:mod:`pytest_toll.gate.kinds`), judges it (:func:`pytest_toll.g
 leaves the result on its report as a plain dict (how it reaches the xdist controller), and
 fails with a short table rather than a traceback. A test that measured with the ``toll``
 fixture, or is marked ``toll(budget=N)``, is judged the same way (:func:`judge_test`); what
-it captured (``toll(capture=True)``) travels on its result, one row per request.
+it captured (``toll(capture=True)``) travels on its result, one row per request. The
+``toll`` marker's arguments are checked here too (:func:`read_markers`), once, at collection.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_toll._keys import (
+    BUDGET_KEY,
+    CAPTURE_KEY,
     LEDGER_FILE_KEY,
+    MARKER_ERROR_KEY,
     REQUEST_PROPERTY,
     RESULT_KEY,
     RESULT_PROPERTY,
@@ -139,6 +143,86 @@ class LedgerItem(JudgedItem):
         keys = self.kind.keys(self.entry_name)
         line = state.ledger.line_of(keys) if state is not None else None
         return self.path, None if line is None else line - 1, "::".join(keys)
+
+
+# --- the toll marker --------------------------------------------------------------------
+
+
+def read_markers(items: Iterable[pytest.Item], *, worker: bool) -> None:
+    """Check every ``@pytest.mark.toll`` and keep its budget and capture on the item.
+
+    Read once, at collection, so a bad value stops the run before anything executes. An
+    xdist worker cannot stop the session cleanly (the controller reports a crash): there
+    the item fails with the same message instead.
+    """
+    for item in items:
+        marker = item.get_closest_marker("toll")
+        if marker is None:
+            continue
+        try:
+            item.stash[BUDGET_KEY] = marker_budget(item, marker)
+            if marker_capture(item, marker):
+                item.stash[CAPTURE_KEY] = True
+        except pytest.UsageError as error:
+            if not worker:
+                raise
+            item.stash[MARKER_ERROR_KEY] = str(error)
+
+
+def marker_budget(item: pytest.Item, marker: pytest.Mark) -> int | None:
+    where = f"{item.nodeid}: @pytest.mark.toll"
+    if marker.args:
+        raise pytest.UsageError(f"{where}: give the budget by name, toll(budget=N)")
+    unknown = sorted(set(marker.kwargs) - {"budget", "capture"})
+    if unknown:
+        raise pytest.UsageError(f"{where}: unknown argument {', '.join(unknown)}")
+    budget = marker.kwargs.get("budget")
+    if budget is None:
+        return None
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise pytest.UsageError(
+            f"{where}(budget=…): must be a whole number of tokens >= 0, not {budget!r}"
+        )
+    return budget
+
+
+def marker_capture(item: pytest.Item, marker: pytest.Mark) -> bool:
+    capture = marker.kwargs.get("capture", False)
+    if not isinstance(capture, bool):
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.toll(capture=…): must be True or False, not {capture!r}"
+        )
+    return capture
+
+
+# --- judging a test ---------------------------------------------------------------------
+
+
+def judged_call(
+    item: pytest.Item, meter: Toll | None, budget: int | None
+) -> Generator[None, object, object]:
+    """Run a measuring test's call phase (the body of the plugin's ``pytest_runtest_call``
+    wrapper) and judge what it measured; a test over its budget or pin fails here."""
+    if CAPTURE_KEY in item.stash and meter is not None:
+        meter.capturing.start()
+    try:
+        outcome = yield
+    except pytest.skip.Exception:
+        if meter is not None:
+            meter.capturing.close()
+        raise
+    except CouldNotJudge as error:
+        # The toll fixture could not measure (a server that does not start, a missing
+        # file): one clean message, as a ledger item shows it, not the fixture's frames.
+        judge_test(item, meter, budget, errored=True)
+        pytest.fail(f"toll: could not measure: {error}", pytrace=False)
+    except BaseException:
+        judge_test(item, meter, budget, errored=True)
+        raise
+    result = judge_test(item, meter, budget, errored=False)
+    if result is not None and result.failed:
+        pytest.fail(failure_text(result), pytrace=False)
+    return outcome
 
 
 def judge_test(

@@ -4,13 +4,13 @@
 - no module over 600 lines;
 - pytest imported only by the pytest adapter;
 - the package's own modules imported at the top of a file, so the dependency graph is the one a
-  reader (and a linter) sees; the one exception is the plugin's entry module, which defers the
-  gate until ``--toll`` is on so that a plain ``pytest`` run pays nothing for it;
+  reader (and a linter) sees; the exceptions are the plugin's entry module, which defers the
+  gate until ``--toll`` is on so that a plain ``pytest`` run pays nothing for it, and the
+  outputs table it reads, which defers each renderer until its file is written;
 - ``import pytest_toll.plugin`` stays cheap: no tokenizer, no HTTP client, no YAML library;
 - layers point down: ``core`` imports no sibling subpackage; the jobs and ``report`` never
   import ``gate``; nothing below the adapters imports them; so rendering a report
-  (``import pytest_toll.report.markdown``) loads no job and no gate module;
-- ARCHITECTURE.md names every module of the package.
+  (``import pytest_toll.report.markdown``) loads no job and no gate module.
 """
 
 from __future__ import annotations
@@ -28,14 +28,22 @@ MAX_LINES = 600
 ADAPTER = frozenset(
     {"pytest_toll.plugin", "pytest_toll.items", "pytest_toll.fixture", "pytest_toll._keys"}
 )
-#: Every adapter: the pytest adapter, its httpx hook, the CLI and ``python -m pytest_toll``.
+#: Every adapter: the pytest adapter, its httpx hook, the CLI, ``python -m pytest_toll`` and
+#: the GitHub steps (network and git).
 #: They depend on everything; nothing else depends on them.
-ADAPTERS = ADAPTER | {"pytest_toll.capture_hook", "pytest_toll.cli", "pytest_toll.__main__"}
+ADAPTERS = ADAPTER | {
+    "pytest_toll.capture_hook",
+    "pytest_toll.cli",
+    "pytest_toll.github",
+    "pytest_toll.__main__",
+}
 #: The four jobs: each turns a source into records and a measurement.
 JOBS = ("definitions", "skills", "calls", "transcripts")
 #: Modules allowed to import the package's own modules inside functions, and why.
 DEFERRED_OWN_IMPORTS = {
     "pytest_toll.plugin": "loaded by every pytest run: the gate loads only under --toll",
+    "pytest_toll.report.outputs": "its table gives the plugin's options in every pytest run: "
+    "a renderer loads only when its file is written",
 }
 
 
@@ -235,6 +243,15 @@ def test_the_jobs_and_the_report_never_import_the_gate() -> None:
     assert offenders == []
 
 
+def test_the_jobs_never_import_the_report() -> None:
+    offenders = sorted(
+        f"{found.importer}:{found.line} imports {found.imported}"
+        for found in _own_imports_of(lambda module: any(_in(module, job) for job in JOBS))
+        if _in(found.imported, "report")
+    )
+    assert offenders == []
+
+
 def test_nothing_below_the_adapters_imports_them() -> None:
     def adapter(module: str) -> bool:
         return any(module == name or module.startswith(name + ".") for name in ADAPTERS)
@@ -268,3 +285,4 @@ def test_rendering_markdown_loads_no_job_and_no_gate_module() -> None:
     assert "pytest_toll.report.markdown" in loaded  # the script really imported it
     forbidden = [name for name in loaded if any(_in(name, layer) for layer in (*JOBS, "gate"))]
     assert forbidden == []
+

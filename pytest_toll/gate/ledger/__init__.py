@@ -34,7 +34,6 @@ from pytest_toll.gate.ledger.write import (
     LedgerRewrite,
     rewrite_ledger,
     update_ledger,
-    write_atomically,
 )
 
 __all__ = [
@@ -51,7 +50,6 @@ __all__ = [
     "schema",
     "update_ledger",
     "validate",
-    "write_atomically",
 ]
 
 SCHEMA_PATH = Path(__file__).parents[2] / "data" / "ledger.schema.json"
