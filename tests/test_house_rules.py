@@ -10,7 +10,8 @@
 - ``import pytest_toll.plugin`` stays cheap: no tokenizer, no HTTP client, no YAML library;
 - layers point down: ``core`` imports no sibling subpackage; the jobs and ``report`` never
   import ``gate``; nothing below the adapters imports them; so rendering a report
-  (``import pytest_toll.report.markdown``) loads no job and no gate module.
+  (``import pytest_toll.report.markdown``) loads no job and no gate module;
+- ARCHITECTURE.md names every module of the package.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pytest_toll"
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
 MAX_LINES = 600
 #: The pytest adapter: the only modules that may import pytest.
 ADAPTER = frozenset(
@@ -286,3 +288,31 @@ def test_rendering_markdown_loads_no_job_and_no_gate_module() -> None:
     forbidden = [name for name in loaded if any(_in(name, layer) for layer in (*JOBS, "gate"))]
     assert forbidden == []
 
+
+def _named_in_the_map(path: Path, text: str) -> bool:
+    """A module is named by its path under ``pytest_toll/`` in backticks (``gate/ledger/lock.py``);
+    a package's ``__init__.py`` by that path too, or by its folder (``gate/ledger/``)."""
+    relative = path.relative_to(PACKAGE).as_posix()
+    names = {f"`{relative}`"}
+    if path.name == "__init__.py" and path.parent != PACKAGE:
+        names.add(f"`{path.parent.relative_to(PACKAGE).as_posix()}/`")
+    return any(name in text for name in names)
+
+
+def test_the_architecture_map_names_every_module() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    missing = sorted(
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if not _named_in_the_map(path, text)
+    )
+    assert missing == []
+
+
+def test_the_map_check_misses_an_unnamed_module() -> None:
+    text = "`gate/ledger/` holds `gate/ledger/lock.py`"
+    assert _named_in_the_map(PACKAGE / "gate" / "ledger" / "lock.py", text)
+    assert _named_in_the_map(PACKAGE / "gate" / "ledger" / "__init__.py", text)
+    assert not _named_in_the_map(PACKAGE / "gate" / "ledger" / "read.py", text)
+    # A path inside another path is no name: `ledger/lock.py` alone does not map gate's.
+    assert not _named_in_the_map(PACKAGE / "gate" / "ledger" / "lock.py", "`ledger/lock.py`")
