@@ -17,8 +17,8 @@ import os
 import time
 from collections.abc import Callable
 
-from pytest_toll.report import github, markdown, outputs, sarif
-from pytest_toll.report.model import EntryResult, Outcome, PartResult, ReportDict, SessionReport
+from pytest_toll.report import badge, github, github_run, markdown, sarif
+from pytest_toll.report.data import EntryResult, Outcome, PartResult, ReportDict, SessionReport
 
 OUTCOMES: tuple[Outcome, ...] = (
     "passed",
@@ -84,12 +84,12 @@ def main() -> None:
         ),
         "markdown, uncapped": lambda: markdown.render(report),
         "annotations (capped at 10 a level)": lambda: github.render_annotations(
-            outputs.entry_annotations(report, "toll.yaml")
+            github_run.entry_annotations(report, "toll.yaml")
         ),
         "SARIF (json.dumps included)": lambda: json.dumps(
             sarif.render(report, "toll.yaml"), indent=2
         ),
-        "badge (SVG + endpoint JSON)": lambda: outputs.badge_for(report).svg(),
+        "badge (SVG + endpoint JSON)": lambda: badge.badge_for(report).svg(),
     }
     print(
         f"{options.entries:,} entries × {options.parts} parts; baseline json.dumps(report) "

@@ -2,25 +2,29 @@
 and the judgement of a test's own measurement.
 
 The ledger file is a collector, each section a collector and each entry an item, so node
-ids, ``-k`` and ``--co`` work as for Python tests. An item measures its entry through the
-registry in :mod:`pytest_toll.gate.kinds`, judges it (:func:`pytest_toll.gate.ratchet.judge`),
+ids, ``-k`` and ``--co`` work as for Python tests. An item measures its entry with its
+kind's measurer (:mod:`pytest_toll.gate.kinds`), judges it (:func:`pytest_toll.gate.ratchet.judge`),
 leaves the result on its report as a plain dict (how it reaches the xdist controller), and
 fails with a short table rather than a traceback. A test that measured with the ``toll``
 fixture, or is marked ``toll(budget=N)``, is judged the same way (:func:`judge_test`); what
-it captured (``toll(capture=True)``) travels on its result, one row per request.
+it captured (``toll(capture=True)``) travels on its result, one row per request. The
+``toll`` marker's arguments are checked here too (:func:`read_markers`), once, at collection.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_toll._keys import (
+    BUDGET_KEY,
+    CAPTURE_KEY,
     LEDGER_FILE_KEY,
+    MARKER_ERROR_KEY,
     REQUEST_PROPERTY,
     RESULT_KEY,
     RESULT_PROPERTY,
@@ -31,12 +35,13 @@ from pytest_toll._keys import (
 )
 from pytest_toll.calls.capture import CaptureReport
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.kinds import KINDS, TESTS_KIND, Kind
 from pytest_toll.fixture import Toll
-from pytest_toll.gate.kinds import KINDS, TESTS_KIND, Kind
+from pytest_toll.gate.kinds import measurer_of
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.gate.ratchet import Policy, judge, stale_result
+from pytest_toll.report.data import EntryResult
 from pytest_toll.report.markdown import request_line
-from pytest_toll.report.model import EntryResult
 from pytest_toll.report.terminal import failure_text
 
 
@@ -58,7 +63,7 @@ class LedgerFile(pytest.File):
         self.config.stash[LEDGER_FILE_KEY] = self
         data = state.ledger.data
         for kind in KINDS.values():
-            if kind.measure is None:
+            if not kind.measured_from_ledger:
                 continue  # measured by tests, not collected from the ledger
             section = data.get(kind.name)
             if kind.whole_section:
@@ -115,8 +120,8 @@ class LedgerItem(JudgedItem):
         measurement: EntryMeasurement | None = None
         error = ""
         try:
-            assert kind.measure is not None  # only measured kinds are collected
-            measurement = kind.measure(self.entry_name, entry, state.entry_context())
+            measure = measurer_of(self.kind)  # only kinds measured from the ledger are items
+            measurement = measure(self.entry_name, entry, state.entry_context())
         except CouldNotJudge as failure:
             error = str(failure)
         result = judge(
@@ -138,6 +143,86 @@ class LedgerItem(JudgedItem):
         keys = self.kind.keys(self.entry_name)
         line = state.ledger.line_of(keys) if state is not None else None
         return self.path, None if line is None else line - 1, "::".join(keys)
+
+
+# --- the toll marker --------------------------------------------------------------------
+
+
+def read_markers(items: Iterable[pytest.Item], *, worker: bool) -> None:
+    """Check every ``@pytest.mark.toll`` and keep its budget and capture on the item.
+
+    Read once, at collection, so a bad value stops the run before anything executes. An
+    xdist worker cannot stop the session cleanly (the controller reports a crash): there
+    the item fails with the same message instead.
+    """
+    for item in items:
+        marker = item.get_closest_marker("toll")
+        if marker is None:
+            continue
+        try:
+            item.stash[BUDGET_KEY] = marker_budget(item, marker)
+            if marker_capture(item, marker):
+                item.stash[CAPTURE_KEY] = True
+        except pytest.UsageError as error:
+            if not worker:
+                raise
+            item.stash[MARKER_ERROR_KEY] = str(error)
+
+
+def marker_budget(item: pytest.Item, marker: pytest.Mark) -> int | None:
+    where = f"{item.nodeid}: @pytest.mark.toll"
+    if marker.args:
+        raise pytest.UsageError(f"{where}: give the budget by name, toll(budget=N)")
+    unknown = sorted(set(marker.kwargs) - {"budget", "capture"})
+    if unknown:
+        raise pytest.UsageError(f"{where}: unknown argument {', '.join(unknown)}")
+    budget = marker.kwargs.get("budget")
+    if budget is None:
+        return None
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise pytest.UsageError(
+            f"{where}(budget=…): must be a whole number of tokens >= 0, not {budget!r}"
+        )
+    return budget
+
+
+def marker_capture(item: pytest.Item, marker: pytest.Mark) -> bool:
+    capture = marker.kwargs.get("capture", False)
+    if not isinstance(capture, bool):
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.toll(capture=…): must be True or False, not {capture!r}"
+        )
+    return capture
+
+
+# --- judging a test ---------------------------------------------------------------------
+
+
+def judged_call(
+    item: pytest.Item, meter: Toll | None, budget: int | None
+) -> Generator[None, object, object]:
+    """Run a measuring test's call phase (the body of the plugin's ``pytest_runtest_call``
+    wrapper) and judge what it measured; a test over its budget or pin fails here."""
+    if CAPTURE_KEY in item.stash and meter is not None:
+        meter.capturing.start()
+    try:
+        outcome = yield
+    except pytest.skip.Exception:
+        if meter is not None:
+            meter.capturing.close()
+        raise
+    except CouldNotJudge as error:
+        # The toll fixture could not measure (a server that does not start, a missing
+        # file): one clean message, as a ledger item shows it, not the fixture's frames.
+        judge_test(item, meter, budget, errored=True)
+        pytest.fail(f"toll: could not measure: {error}", pytrace=False)
+    except BaseException:
+        judge_test(item, meter, budget, errored=True)
+        raise
+    result = judge_test(item, meter, budget, errored=False)
+    if result is not None and result.failed:
+        pytest.fail(failure_text(result), pytrace=False)
+    return outcome
 
 
 def judge_test(

@@ -9,7 +9,6 @@ serial path are the same), and only the controller writes the ledger and the rep
 
 from __future__ import annotations
 
-import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,17 +25,18 @@ from pytest_toll._keys import (
     STATE_KEY,
     require_state,
 )
+from pytest_toll.report.outputs import OUTPUTS
 
 if TYPE_CHECKING:
     from pytest_toll.fixture import Toll
     from pytest_toll.gate.session import TollState
     from pytest_toll.gate.settings import Sources
-    from pytest_toll.report.model import ReportDict
 
-# The one module that imports the package's own modules inside functions: the gate, the
-# items, the fixture's object and the reports load the tokenizer's and the jobs' modules,
-# so they are imported only once ``--toll`` is on (or the ``toll`` fixture is used), and
-# ``pytest`` without ``--toll`` pays for none of them.
+# One of two modules that import the package's own modules inside functions (the other is
+# report.outputs, whose table this one reads): the gate, the items, the fixture's object and
+# the reports load the tokenizer's and the jobs' modules, so they are imported only once
+# ``--toll`` is on (or the ``toll`` fixture or marker is used), and ``pytest`` without
+# ``--toll`` pays for none of them.
 
 
 # --- options ----------------------------------------------------------------------------
@@ -72,7 +72,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         const="true",
         help="fail on stale entries (a pinned test that no longer exists) and on unpinned ones",
     )
-    group.addoption("--toll-json", metavar="PATH", help="write the versioned JSON report")
     group.addoption(
         "--toll-shard",
         metavar="K/N",
@@ -84,38 +83,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--toll-tolerance", metavar="TOKENS", help="tokens allowed above a pin (default 0)"
     )
-    group.addoption("--toll-markdown", metavar="PATH", help="write a Markdown report")
-    group.addoption("--toll-badge", metavar="PATH", help="write a badge (SVG, and JSON beside)")
-    group.addoption("--toll-sarif", metavar="PATH", help="write a SARIF report")
-    group.addoption(
-        "--toll-html", metavar="PATH", help="write one self-contained HTML page (charts, trends)"
-    )
-    for name, ini_type, help_text in _INI_OPTIONS:
+    for output in OUTPUTS.values():
+        group.addoption(output.flag, metavar="PATH", help=output.help)
+    for name, ini_type, help_text in _ini_options():
         parser.addini(f"toll_{name}", help_text, type=ini_type, default=None)  # type: ignore[arg-type]
 
 
-#: The ``--toll-*`` ini twins (name, pytest's ini type, help). Whole numbers are typed
-#: where pytest can type them (8.4 and later); older pytest reads them as strings and
-#: :mod:`pytest_toll.gate.settings` parses them either way, naming the source of a bad one.
+#: Whole numbers in ini are typed where pytest can type them (8.4 and later); older pytest
+#: reads them as strings and :mod:`pytest_toll.gate.settings` parses them either way, naming
+#: the source of a bad one.
 _NUMBER = "int" if pytest.version_tuple >= (8, 4) else "string"
-_INI_OPTIONS: tuple[tuple[str, str, str], ...] = (
+#: The ini twins of the settings given by a value (name, pytest's ini type, help).
+_VALUE_INI_OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("ledger", "string", "path of the toll.yaml ledger, relative to the ini file"),
     ("strict", "bool", "fail on stale ledger entries and unpinned ones (true/false)"),
-    ("json", "string", "write the versioned JSON report to this path"),
     ("window", _NUMBER, "context window in tokens for window shares"),
     ("tolerance", _NUMBER, "tokens allowed above a pin"),
-    ("markdown", "string", "write a Markdown report to this path"),
-    ("badge", "string", "write a badge to this path"),
-    ("sarif", "string", "write a SARIF report to this path"),
-    ("html", "string", "write a self-contained HTML page to this path"),
 )
-#: Every ``--toll-*`` option besides ``--toll`` itself: given on the command line, each
-#: turns ``--toll`` on (as syrupy's ``--snapshot-update`` does), so ``pytest --toll-update``
-#: is never a silent no-op. Ini values do not: an ini file is read by every run.
-_IMPLYING_OPTIONS = (
-    "toll_ledger", "toll_update", "toll_allow_increase", "toll_strict", "toll_json",
-    "toll_window", "toll_tolerance", "toll_markdown", "toll_badge", "toll_sarif", "toll_html",
-)  # fmt: skip
+
+
+def _ini_options() -> list[tuple[str, str, str]]:
+    """Every ``--toll-*`` ini twin: the settings', then one per report output."""
+    outputs = [(name, "string", f"{output.help} to this path") for name, output in OUTPUTS.items()]
+    return [*_VALUE_INI_OPTIONS, *outputs]
+
+
+def _implying_options() -> list[str]:
+    """Every ``--toll-*`` option besides ``--toll`` itself: given on the command line, each
+    turns ``--toll`` on (as syrupy's ``--snapshot-update`` does), so ``pytest --toll-update``
+    is never a silent no-op. Ini values do not: an ini file is read by every run."""
+    settings = ("ledger", "update", "allow_increase", "strict", "window", "tolerance")
+    return [f"toll_{name}" for name in (*settings, *OUTPUTS)]
 
 
 # --- configuration ----------------------------------------------------------------------
@@ -130,51 +128,36 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.option.help:
         return
     if not config.getoption("toll"):
-        if not any(config.getoption(name) for name in _IMPLYING_OPTIONS):
+        if not any(config.getoption(name) for name in _implying_options()):
             return
         config.option.toll = True
     from pytest_toll.core.errors import UsageError
-    from pytest_toll.gate.session import TollState
-    from pytest_toll.gate.settings import open_ledger, resolve_settings
-    from pytest_toll.gate.shards import ledger_sha256, resolve_shard
+    from pytest_toll.gate.session import start
 
-    update = bool(config.getoption("toll_update"))
     try:
-        sources = _sources(config)
-        shard = resolve_shard(
-            config.getoption("toll_shard"),
-            getattr(config.option, "splits", None),
-            getattr(config.option, "group", None),
-        )
-        if shard is not None and update:
-            raise UsageError(
-                "--toll-update on a shard: update once from all shards with `toll merge --update`"
-            )
-        ledger = open_ledger(sources, update=update)
-        settings = resolve_settings(
-            sources,
-            ledger,
-            update=update,
+        state = start(
+            _sources(config),
+            update=bool(config.getoption("toll_update")),
             allow_increase=bool(config.getoption("toll_allow_increase")),
+            shard_option=config.getoption("toll_shard"),
+            splits=getattr(config.option, "splits", None),
+            group=getattr(config.option, "group", None),
+            worker=hasattr(config, "workerinput"),
         )
-        state = TollState(settings, ledger, worker=hasattr(config, "workerinput"), shard=shard)
-        state.ledger_sha256 = ledger_sha256(ledger.path) if ledger.exists else None
-        state.catalogue  # noqa: B018 -- a broken models: section is a usage error up front
     except UsageError as error:
         raise pytest.UsageError(str(error)) from None
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(TollSession(config), "toll-session")
-    if ledger.exists:
-        _collect_ledger_too(config, ledger.path, shard=shard is not None)
+    if state.ledger.exists:
+        _collect_ledger_too(config, state.ledger.path, shard=state.shard is not None)
 
 
 def _sources(config: pytest.Config) -> Sources:
+    """Every setting's command-line and ini values, as the gate resolves them."""
     from pytest_toll.core.errors import UsageError
-    from pytest_toll.gate.settings import Sources
+    from pytest_toll.gate.settings import VALUE_SETTINGS, Sources
 
-    names = (
-        "ledger", "strict", "json", "window", "tolerance", "markdown", "badge", "sarif", "html"
-    )  # fmt: skip
+    names = (*VALUE_SETTINGS, *OUTPUTS)
     inipath = config.inipath
     ini: dict[str, Any] = {}
     for name in names:
@@ -232,48 +215,11 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Budgets are read once here so a bad value stops the run before anything executes.
-    worker = hasattr(config, "workerinput")
-    for item in items:
-        marker = item.get_closest_marker("toll")
-        if marker is None:
-            continue
-        try:
-            item.stash[BUDGET_KEY] = _marker_budget(item, marker)
-            if _marker_capture(item, marker):
-                item.stash[CAPTURE_KEY] = True
-        except pytest.UsageError as error:
-            if not worker:
-                raise
-            # An xdist worker cannot stop the session cleanly (the controller reports a
-            # crash): the item fails with the same message instead.
-            item.stash[MARKER_ERROR_KEY] = str(error)
+    marked = [item for item in items if item.get_closest_marker("toll") is not None]
+    if marked:
+        from pytest_toll.items import read_markers
 
-
-def _marker_budget(item: pytest.Item, marker: pytest.Mark) -> int | None:
-    where = f"{item.nodeid}: @pytest.mark.toll"
-    if marker.args:
-        raise pytest.UsageError(f"{where}: give the budget by name, toll(budget=N)")
-    unknown = sorted(set(marker.kwargs) - {"budget", "capture"})
-    if unknown:
-        raise pytest.UsageError(f"{where}: unknown argument {', '.join(unknown)}")
-    budget = marker.kwargs.get("budget")
-    if budget is None:
-        return None
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-        raise pytest.UsageError(
-            f"{where}(budget=…): must be a whole number of tokens >= 0, not {budget!r}"
-        )
-    return budget
-
-
-def _marker_capture(item: pytest.Item, marker: pytest.Mark) -> bool:
-    capture = marker.kwargs.get("capture", False)
-    if not isinstance(capture, bool):
-        raise pytest.UsageError(
-            f"{item.nodeid}: @pytest.mark.toll(capture=…): must be True or False, not {capture!r}"
-        )
-    return capture
+        read_markers(marked, worker=hasattr(config, "workerinput"))
 
 
 # --- the fixture and the per-test gate --------------------------------------------------
@@ -304,38 +250,18 @@ def _meter(item: pytest.Item) -> Toll:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     budget = item.stash.get(BUDGET_KEY, None)
     meter = item.stash.get(METER_KEY, None)
     if meter is None and budget is None and CAPTURE_KEY not in item.stash:
         if MARKER_ERROR_KEY in item.stash:
             pytest.fail(item.stash[MARKER_ERROR_KEY], pytrace=False)
         return (yield)
-    from pytest_toll.core.errors import CouldNotJudge
-    from pytest_toll.items import judge_test
-    from pytest_toll.report.terminal import failure_text
+    from pytest_toll.items import judged_call
 
     if CAPTURE_KEY in item.stash:
         meter = _meter(item)
-        meter.capturing.start()
-    try:
-        outcome = yield
-    except pytest.skip.Exception:
-        if meter is not None:
-            meter.capturing.close()
-        raise
-    except CouldNotJudge as error:
-        # The toll fixture could not measure (a server that does not start, a missing
-        # file): one clean message, as a ledger item shows it, not the fixture's frames.
-        judge_test(item, meter, budget, errored=True)
-        pytest.fail(f"toll: could not measure: {error}", pytrace=False)
-    except BaseException:
-        judge_test(item, meter, budget, errored=True)
-        raise
-    result = judge_test(item, meter, budget, errored=False)
-    if result is not None and result.failed:
-        pytest.fail(failure_text(result), pytrace=False)
-    return outcome
+    return (yield from judged_call(item, meter, budget))
 
 
 # --- the session (registered only with --toll) ------------------------------------------
@@ -434,12 +360,14 @@ class TollSession:
             return
         if exitstatus == pytest.ExitCode.USAGE_ERROR or self.config.option.collectonly:
             return
-        from pytest_toll.gate.session import finish
+        from pytest_toll.gate.session import finish, ledger_label, write_reports
 
         report = finish(
-            state, partial=_partial(session, exitstatus), ledger_name=_ledger_name(self.config)
+            state,
+            partial=_partial(session, exitstatus),
+            ledger_name=ledger_label(state.ledger, self.config.rootpath),
         )
-        _write_outputs(state, report.as_dict())
+        write_reports(state, report)
         if state.ledger_error is not None:
             # A failed ledger write is an error of the run, never a quiet exit 0.
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
@@ -487,49 +415,3 @@ def _partial(session: pytest.Session, exitstatus: int) -> bool:
         or session.shouldstop
         or exitstatus == pytest.ExitCode.INTERRUPTED
     )
-
-
-def _ledger_name(config: pytest.Config) -> str:
-    path = require_state(config).settings.ledger
-    try:
-        return str(path.relative_to(config.rootpath))
-    except ValueError:
-        return str(path)
-
-
-def _write_outputs(state: TollState, report: ReportDict) -> None:
-    settings = state.settings
-    # A shard's annotations and step summary would judge part of the suite: `toll merge`
-    # writes them once, from the merged report.
-    github = os.environ.get("GITHUB_ACTIONS") == "true" and state.shard is None
-    if not (github or settings.markdown or settings.badge or settings.sarif or settings.html):
-        return
-    try:
-        from pytest_toll.report.outputs import write_outputs
-
-        trend = _ledger_trend(settings.ledger) if settings.html else None
-
-        write_outputs(
-            report,
-            markdown=settings.markdown,
-            badge=settings.badge,
-            sarif=settings.sarif,
-            html=settings.html,
-            trend=trend,
-            github=github,
-            ledger_path=settings.ledger,
-            warn=state.warnings.append,
-        )
-    except Exception as error:  # a report file must never hide the gate's verdict
-        state.warnings.append(f"could not write the CI outputs: {error}")
-
-
-def _ledger_trend(ledger: Path) -> dict[str, Any] | None:
-    """The pins' history for the HTML page; a ledger outside git simply has none."""
-    from pytest_toll.core.errors import CouldNotJudge
-    from pytest_toll.gate.trend import trend
-
-    try:
-        return trend(ledger).as_dict()
-    except CouldNotJudge:
-        return None

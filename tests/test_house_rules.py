@@ -4,9 +4,14 @@
 - no module over 600 lines;
 - pytest imported only by the pytest adapter;
 - the package's own modules imported at the top of a file, so the dependency graph is the one a
-  reader (and a linter) sees; the one exception is the plugin's entry module, which defers the
-  gate until ``--toll`` is on so that a plain ``pytest`` run pays nothing for it;
-- ``import pytest_toll.plugin`` stays cheap: no tokenizer, no HTTP client, no YAML library.
+  reader (and a linter) sees; the exceptions are the plugin's entry module, which defers the
+  gate until ``--toll`` is on so that a plain ``pytest`` run pays nothing for it, and the
+  outputs table it reads, which defers each renderer until its file is written;
+- ``import pytest_toll.plugin`` stays cheap: no tokenizer, no HTTP client, no YAML library;
+- layers point down: ``core`` imports no sibling subpackage; the jobs and ``report`` never
+  import ``gate``; nothing below the adapters imports them; so rendering a report
+  (``import pytest_toll.report.markdown``) loads no job and no gate module;
+- ARCHITECTURE.md names every module of the package.
 """
 
 from __future__ import annotations
@@ -14,19 +19,33 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pytest_toll"
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
 MAX_LINES = 600
 #: The pytest adapter: the only modules that may import pytest.
 ADAPTER = frozenset(
     {"pytest_toll.plugin", "pytest_toll.items", "pytest_toll.fixture", "pytest_toll._keys"}
 )
+#: Every adapter: the pytest adapter, its httpx hook, the CLI, ``python -m pytest_toll`` and
+#: the GitHub steps (network and git).
+#: They depend on everything; nothing else depends on them.
+ADAPTERS = ADAPTER | {
+    "pytest_toll.capture_hook",
+    "pytest_toll.cli",
+    "pytest_toll.github",
+    "pytest_toll.__main__",
+}
+#: The four jobs: each turns a source into records and a measurement.
+JOBS = ("definitions", "skills", "calls", "transcripts")
 #: Modules allowed to import the package's own modules inside functions, and why.
 DEFERRED_OWN_IMPORTS = {
     "pytest_toll.plugin": "loaded by every pytest run: the gate loads only under --toll",
+    "pytest_toll.report.outputs": "its table gives the plugin's options in every pytest run: "
+    "a renderer loads only when its file is written",
 }
 
 
@@ -189,3 +208,111 @@ def test_importing_the_plugin_loads_no_heavy_library() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == ""
+
+
+def _layer(module: str) -> str:
+    """A subpackage's name (``core``, ``gate``, a job…), or a top module's whole name."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and (PACKAGE / parts[1]).is_dir() else module
+
+
+def _in(module: str, package: str) -> bool:
+    return module == f"pytest_toll.{package}" or module.startswith(f"pytest_toll.{package}.")
+
+
+def _own_imports_of(importers: Callable[[str], bool]) -> list[Import]:
+    """The package's own imports made by the modules ``importers`` accepts."""
+    return [found for found in _all_imports() if _own(found.imported) and importers(found.importer)]
+
+
+def test_core_imports_no_sibling_subpackage() -> None:
+    offenders = sorted(
+        f"{found.importer}:{found.line} imports {found.imported}"
+        for found in _own_imports_of(lambda module: _in(module, "core"))
+        if not _in(found.imported, "core")
+    )
+    assert offenders == []
+
+
+def test_the_jobs_and_the_report_never_import_the_gate() -> None:
+    offenders = sorted(
+        f"{found.importer}:{found.line} imports {found.imported}"
+        for found in _own_imports_of(
+            lambda module: any(_in(module, layer) for layer in (*JOBS, "report"))
+        )
+        if _in(found.imported, "gate")
+    )
+    assert offenders == []
+
+
+def test_the_jobs_never_import_the_report() -> None:
+    offenders = sorted(
+        f"{found.importer}:{found.line} imports {found.imported}"
+        for found in _own_imports_of(lambda module: any(_in(module, job) for job in JOBS))
+        if _in(found.imported, "report")
+    )
+    assert offenders == []
+
+
+def test_nothing_below_the_adapters_imports_them() -> None:
+    def adapter(module: str) -> bool:
+        return any(module == name or module.startswith(name + ".") for name in ADAPTERS)
+
+    offenders = sorted(
+        f"{found.importer}:{found.line} imports {found.imported}"
+        for found in _own_imports_of(lambda module: not adapter(module))
+        if adapter(found.imported) and not found.type_checking
+    )
+    assert offenders == []
+
+
+def test_the_layer_checks_see_real_imports() -> None:
+    """The direction tests above pass vacuously if the import finder finds nothing: the
+    gate must be seen importing a job, and the report importing core."""
+    edges = {(_layer(found.importer), _layer(found.imported)) for found in _all_imports()}
+    assert ("gate", "definitions") in edges
+    assert ("report", "core") in edges
+    assert ("pytest_toll.items", "gate") in edges
+
+
+def test_rendering_markdown_loads_no_job_and_no_gate_module() -> None:
+    script = (
+        "import sys, pytest_toll.report.markdown\n"
+        "print('\\n'.join(sorted(name for name in sys.modules if name.startswith('pytest_toll'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    loaded = done.stdout.split()
+    assert "pytest_toll.report.markdown" in loaded  # the script really imported it
+    forbidden = [name for name in loaded if any(_in(name, layer) for layer in (*JOBS, "gate"))]
+    assert forbidden == []
+
+
+def _named_in_the_map(path: Path, text: str) -> bool:
+    """A module is named by its path under ``pytest_toll/`` in backticks (``gate/ledger/lock.py``);
+    a package's ``__init__.py`` by that path too, or by its folder (``gate/ledger/``)."""
+    relative = path.relative_to(PACKAGE).as_posix()
+    names = {f"`{relative}`"}
+    if path.name == "__init__.py" and path.parent != PACKAGE:
+        names.add(f"`{path.parent.relative_to(PACKAGE).as_posix()}/`")
+    return any(name in text for name in names)
+
+
+def test_the_architecture_map_names_every_module() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    missing = sorted(
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if not _named_in_the_map(path, text)
+    )
+    assert missing == []
+
+
+def test_the_map_check_misses_an_unnamed_module() -> None:
+    text = "`gate/ledger/` holds `gate/ledger/lock.py`"
+    assert _named_in_the_map(PACKAGE / "gate" / "ledger" / "lock.py", text)
+    assert _named_in_the_map(PACKAGE / "gate" / "ledger" / "__init__.py", text)
+    assert not _named_in_the_map(PACKAGE / "gate" / "ledger" / "read.py", text)
+    # A path inside another path is no name: `ledger/lock.py` alone does not map gate's.
+    assert not _named_in_the_map(PACKAGE / "gate" / "ledger" / "lock.py", "`ledger/lock.py`")

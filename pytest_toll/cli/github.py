@@ -15,8 +15,9 @@ from pathlib import Path
 
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK
 from pytest_toll.core.errors import UsageError
-from pytest_toll.report import github_loop as loop
-from pytest_toll.report.github_api import GitHub, GitHubError
+from pytest_toll.github import loop
+from pytest_toll.github.api import GitHub, GitHubError
+from pytest_toll.report.outputs import OUTPUTS
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--report", type=Path, help="the --toll-json report of the run")
     out.add_argument("--exit-code", type=int, required=True, help="pytest's exit code")
     out.add_argument("--ledger", type=Path, default=Path("toll.yaml"))
-    for name in ("json", "markdown", "badge", "sarif"):
+    for name in OUTPUTS:
         out.add_argument(f"--{name}", default="", metavar="PATH", help=f"the {name} report path")
     note = steps.add_parser("comment", help="post or update the sticky pull-request comment")
     note.add_argument("--markdown", type=Path, required=True)
@@ -47,12 +48,7 @@ def run(args: argparse.Namespace) -> int:
             args.report,
             args.exit_code,
             args.ledger,
-            {
-                "json": args.json,
-                "markdown": args.markdown,
-                "badge": args.badge,
-                "sarif": args.sarif,
-            },
+            {name: getattr(args, name) for name in OUTPUTS},
         )
         target = environ.get("GITHUB_OUTPUT")
         if target:

@@ -18,9 +18,8 @@ from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_VIOLATION
 from pytest_toll.cli.options import positive_whole_number
 from pytest_toll.gate.ledger import load_ledger
 from pytest_toll.gate.merge import load_shard_report, merge_shards
-from pytest_toll.gate.session import write_json
-from pytest_toll.report.model import OUTCOME_ERROR, SessionReport
-from pytest_toll.report.outputs import write_outputs
+from pytest_toll.report.data import OUTCOME_ERROR, SessionReport
+from pytest_toll.report.outputs import OUTPUTS, write_outputs
 from pytest_toll.report.terminal import summary_lines
 
 
@@ -51,13 +50,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="fail on stale ledger entries (as --toll-strict)"
     )
-    for name, what in (
-        ("json", "the merged JSON report"),
-        ("markdown", "a Markdown report"),
-        ("badge", "a badge (SVG, and JSON beside)"),
-        ("sarif", "a SARIF report"),
-    ):
-        parser.add_argument(f"--{name}", type=Path, metavar="PATH", help=f"write {what}")
+    for output in OUTPUTS.values():
+        if output.on_merge:
+            parser.add_argument(
+                f"--{output.name}",
+                type=Path,
+                metavar="PATH",
+                help=f"{output.help}, of the merged report",
+            )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,16 +74,13 @@ def run(args: argparse.Namespace) -> int:
     )
     report = merged.report
     warnings: list[str] = []
-    if args.json is not None:
-        try:
-            write_json(report, args.json)
-        except OSError as error:
-            warnings.append(f"could not write the JSON report {args.json}: {error}")
     write_outputs(
         report.as_dict(),
-        markdown=args.markdown,
-        badge=args.badge,
-        sarif=args.sarif,
+        {
+            name: path
+            for name, output in OUTPUTS.items()
+            if output.on_merge and (path := getattr(args, name)) is not None
+        },
         github=os.environ.get("GITHUB_ACTIONS") == "true",
         ledger_path=ledger_path,
         warn=warnings.append,

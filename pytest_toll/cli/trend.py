@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_toll.cli import EXIT_OK
-from pytest_toll.gate.trend import Point, Trend, trend
+from pytest_toll.gate.ledger.history import Point, Trend, trend
 
 BARS = "▁▂▃▄▅▆▇█"
 

@@ -4,15 +4,20 @@ Files are read against ``MAX_INPUT_FILE_BYTES`` and must be regular files (a FIF
 such as ``/dev/zero`` is refused before a byte is read); stdin is read against the same
 limit. JSON and YAML documents are checked against ``MAX_NESTING_DEPTH`` and
 ``MAX_DOCUMENT_VALUES`` so deep nesting is a clean error, not a ``RecursionError``.
+
+Writing: :func:`write_atomically` (the ledger's rewrite and every report file) leaves the old
+file or the new one, never a part.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import stat
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -162,3 +167,60 @@ def parse_json(text: str | bytes, name: str) -> Any:
         ) from None
     except TooDeep as error:
         raise CouldNotJudge(f"{name}: {error}") from None
+
+
+# --- writing a file whole ----------------------------------------------------------------
+
+#: The suffix of a temporary file :func:`write_atomically` renames over its target.
+TEMPORARY_SUFFIX = ".tmp"
+
+
+def _temporary_prefix(path: Path) -> str:
+    return f".{path.name}."
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write to a fsynced temporary file beside ``path``, rename it over ``path``, fsync the
+    folder: a crash at any point leaves the old file or the new one, never a part."""
+    directory = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(
+        prefix=_temporary_prefix(path), suffix=TEMPORARY_SUFFIX, dir=directory
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = 0o644
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    _fsync_folder(directory)
+
+
+def _fsync_folder(directory: Path) -> None:
+    if sys.platform == "win32":
+        return  # folders cannot be opened for fsync there; NTFS journals the rename
+    with contextlib.suppress(OSError):
+        handle = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Remove temporary files a killed rewrite left beside the ledger (call under the lock)."""
+    removed = []
+    directory = path.parent if str(path.parent) else Path(".")
+    for leftover in directory.glob(f"{_temporary_prefix(path)}*{TEMPORARY_SUFFIX}"):
+        with contextlib.suppress(OSError):
+            leftover.unlink()
+            removed.append(leftover)
+    return removed

@@ -1,8 +1,9 @@
 """One measuring function per ledger entry kind: a ledger entry in, an EntryMeasurement out.
 
 Each function resolves paths against the ledger's directory and raises
-:class:`CouldNotJudge` when it cannot measure — an error outcome, never a pass. The kinds
-registry (:mod:`pytest_toll.gate.kinds`) names which function measures which kind.
+:class:`CouldNotJudge` when it cannot measure — an error outcome, never a pass. The gate's
+half of the kinds table (:mod:`pytest_toll.gate.kinds`) names which function measures which
+kind.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.gate.kinds import KINDS, TESTS_KIND
+from pytest_toll.core.kinds import KINDS, TESTS_KIND
 from pytest_toll.gate.ledger import Ledger
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.gate.ratchet import Policy, judge, stale_result
@@ -33,7 +33,7 @@ from pytest_toll.gate.session import (
     write_ratchet,
 )
 from pytest_toll.gate.shards import ledger_sha256
-from pytest_toll.report.model import (
+from pytest_toll.report.data import (
     OUTCOME_ERROR,
     SCHEMA_PATH,
     STALE,
@@ -183,7 +183,7 @@ def _unmeasured_ledger_items(ledger: Ledger, collected: set[str], ledger_name: s
     """Items of the ledger (its measured kinds) that no shard collected."""
     missing = []
     for kind in KINDS.values():
-        if kind.measure is None:
+        if not kind.measured_from_ledger:
             continue
         section = ledger.data.get(kind.name)
         if not isinstance(section, Mapping):

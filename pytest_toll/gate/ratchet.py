@@ -3,7 +3,7 @@
 Pure functions over plain data (no pytest, no tokenizer), so the plugin, the CLI and the
 tests share one definition of "regressed", "improved" and "what --toll-update changes".
 Where each kind keeps its pins, and which of them are gated, is the kinds registry's
-(:mod:`pytest_toll.gate.kinds`).
+(:mod:`pytest_toll.core.kinds`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_toll.gate.kinds import KINDS
+from pytest_toll.core.kinds import KINDS
 from pytest_toll.gate.ledger import DELETE
 from pytest_toll.gate.measurement import EntryMeasurement
-from pytest_toll.report.model import (
+from pytest_toll.report.data import (
     IMPROVED,
     NEW,
     OUTCOME_ERROR,

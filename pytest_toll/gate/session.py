@@ -1,27 +1,38 @@
-"""One ``--toll`` session, without pytest: its state, stale entries, and the finish.
+"""One ``--toll`` session, without pytest: its start, its state, stale entries, the finish.
 
-``finish`` turns the collected results into the session report: it lists the entries nothing
-measured, plans and writes the ratchet (the controller alone calls it), and writes the JSON.
+``start`` resolves the settings and the shard, opens the ledger (its path found once, here)
+and returns the session's :class:`TollState`. ``finish`` turns the collected results into
+the session report: it lists the entries nothing measured and plans and writes the ratchet
+(the controller alone calls it); ``write_reports`` then writes the report files the settings
+ask for (``report.outputs``) and, on GitHub Actions, the annotations and step summary.
 """
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from pytest_toll.core.errors import UsageError
+from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.kinds import KINDS, TESTS_KIND
 from pytest_toll.core.models import Catalogue
-from pytest_toll.gate.kinds import KINDS, TESTS_KIND
-from pytest_toll.gate.ledger import Ledger, rewrite_ledger, write_atomically
-from pytest_toll.gate.ledger_read import dotted
+from pytest_toll.gate.ledger import Ledger, rewrite_ledger
+from pytest_toll.gate.ledger.history import trend
+from pytest_toll.gate.ledger.read import dotted
 from pytest_toll.gate.measurement import EntryContext
 from pytest_toll.gate.ratchet import Policy, plan_update
-from pytest_toll.gate.settings import Settings, ledger_catalogue
-from pytest_toll.gate.shards import Shard
-from pytest_toll.report.model import CollectedDict, EntryResult, PricingDict, SessionReport
+from pytest_toll.gate.settings import (
+    Settings,
+    Sources,
+    ledger_catalogue,
+    open_ledger,
+    resolve_settings,
+)
+from pytest_toll.gate.shards import Shard, ledger_sha256, resolve_shard
+from pytest_toll.report.data import CollectedDict, EntryResult, PricingDict, SessionReport
+from pytest_toll.report.outputs import History, write_outputs
 from pytest_toll.report.pricing import price_report
 
 
@@ -77,6 +88,42 @@ class TollState:
         self.results[result.nodeid] = result
 
 
+def start(
+    sources: Sources,
+    *,
+    update: bool,
+    allow_increase: bool,
+    shard_option: str | None = None,
+    splits: int | None = None,
+    group: int | None = None,
+    worker: bool = False,
+) -> TollState:
+    """The state of a ``--toll`` session about to run; a bad setting, shard, ledger or
+    ``models:`` section is a :class:`UsageError` here, before anything is collected.
+
+    ``shard_option`` is ``--toll-shard``; ``splits`` and ``group`` are pytest-split's.
+    """
+    shard = resolve_shard(shard_option, splits, group)
+    if shard is not None and update:
+        raise UsageError(
+            "--toll-update on a shard: update once from all shards with `toll merge --update`"
+        )
+    ledger = open_ledger(sources, update=update)
+    settings = resolve_settings(sources, ledger, update=update, allow_increase=allow_increase)
+    state = TollState(settings, ledger, worker=worker, shard=shard)
+    state.ledger_sha256 = ledger_sha256(ledger.path) if ledger.exists else None
+    state.catalogue  # noqa: B018 -- a broken models: section is a usage error up front
+    return state
+
+
+def ledger_label(ledger: Ledger, rootdir: Path) -> str:
+    """The ledger as node ids and the report name it: relative to the rootdir when inside."""
+    try:
+        return str(ledger.path.relative_to(rootdir))
+    except ValueError:
+        return str(ledger.path)
+
+
 def unmeasured_entries(state: TollState) -> list[str]:
     """Labels of the ledger's entries no result covers: deselected, skipped, errored before
     measuring, not collected, or on a crashed xdist worker. Their pins are kept."""
@@ -123,12 +170,36 @@ def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionRepor
     if settings.update:
         state.ledger_error = write_ratchet(report, state.ledger, settings.policy)
     state.report = report
-    if settings.json is not None:
-        try:
-            write_json(report, settings.json)
-        except OSError as error:
-            state.warnings.append(f"could not write the JSON report {settings.json}: {error}")
     return report
+
+
+def write_reports(state: TollState, report: SessionReport) -> None:
+    """The report files the settings ask for and, on GitHub Actions, the annotations and the
+    step summary. Nothing here may hide the gate's verdict: a failure is a warning."""
+    # A shard's annotations and step summary would judge part of the suite: `toll merge`
+    # writes them once, from the merged report.
+    github = os.environ.get("GITHUB_ACTIONS") == "true" and state.shard is None
+    if not (github or state.settings.outputs):
+        return
+    try:
+        write_outputs(
+            report.as_dict(),
+            state.settings.outputs,
+            github=github,
+            ledger_path=state.ledger.path,
+            warn=state.warnings.append,
+            history=lambda: ledger_history(state.ledger.path),
+        )
+    except Exception as error:  # a report file must never hide the gate's verdict
+        state.warnings.append(f"could not write the CI outputs: {error}")
+
+
+def ledger_history(path: Path) -> History:
+    """The pins' history for a renderer that charts it; a ledger outside git has none."""
+    try:
+        return trend(path).as_dict()
+    except CouldNotJudge:
+        return None
 
 
 def ledger_pricing(
@@ -178,9 +249,3 @@ def write_ratchet(report: SessionReport, ledger: Ledger, policy: Policy) -> str 
     report.ledger_written = rewrite.written
     report.ledger_removed = [dotted(keys) for keys in rewrite.removed]
     return None
-
-
-def write_json(report: SessionReport, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n"
-    write_atomically(path, text)

@@ -1,13 +1,14 @@
 """The ``--toll-*`` settings: one place decides each (command line > ini > ledger > default).
 
 A bad value is reported with its source (the flag, the ini file and key, or the ledger's
-file and line). Also where the ledger is, and opening it.
+file and line). Also where the ledger is, and opening it: :func:`open_ledger` finds its path
+(the one place that does), and the opened :class:`Ledger`'s ``path`` is where it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,29 +17,23 @@ from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.core.models import Catalogue, load_models
 from pytest_toll.gate.ledger import DEFAULT_NAME, Ledger, load_ledger
 from pytest_toll.gate.ratchet import Policy
+from pytest_toll.report.outputs import OUTPUTS
 
 DEFAULT_TOLERANCE = 0
-
-#: Report files the CI outputs render from the report (the CI engineer's ``outputs``).
-OUTPUT_FILES = ("markdown", "badge", "sarif", "html")
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Every resolved ``--toll-*`` setting."""
+    """Every resolved ``--toll-*`` setting but the ledger's path (``Ledger.path``)."""
 
-    ledger: Path
-    ledger_given: bool = False
     window: int = DEFAULT_WINDOW
     tolerance: int = DEFAULT_TOLERANCE
     strict: bool = False
     update: bool = False
     allow_increase: bool = False
-    json: Path | None = None
-    markdown: Path | None = None
-    badge: Path | None = None
-    sarif: Path | None = None
-    html: Path | None = None
+    #: The report files asked for: an output's name (a row of ``report.outputs.OUTPUTS``)
+    #: and where to write it.
+    outputs: Mapping[str, Path] = field(default_factory=dict)
 
     @property
     def policy(self) -> Policy:
@@ -94,17 +89,14 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "tolerance": lambda value: _integer(value, 0, "must be a whole number of tokens >= 0"),
     "strict": _boolean,
 }
-_FLAGS = {
-    "ledger": "--toll-ledger",
-    "window": "--toll-window",
-    "tolerance": "--toll-tolerance",
-    "strict": "--toll-strict",
-    "json": "--toll-json",
-    "markdown": "--toll-markdown",
-    "badge": "--toll-badge",
-    "sarif": "--toll-sarif",
-    "html": "--toll-html",
-}
+#: The settings given by a value (on the command line and in ini), besides the outputs.
+VALUE_SETTINGS = ("ledger", "strict", "window", "tolerance")
+
+
+def _flag(name: str) -> str:
+    return OUTPUTS[name].flag if name in OUTPUTS else f"--toll-{name}"
+
+
 #: Settings a ledger may carry at its top level.
 LEDGER_KEYS = ("window", "tolerance")
 
@@ -113,7 +105,7 @@ def _pick(name: str, sources: Sources) -> tuple[Any, str, Path | None]:
     """The first given value of ``name`` (CLI, then ini) with its source and base dir."""
     value = sources.cli.get(name)
     if value is not None:
-        return value, f"{_FLAGS[name]} on the command line", sources.invocation_dir
+        return value, f"{_flag(name)} on the command line", sources.invocation_dir
     # Typed ini values (a bool, a whole number) arrive as such; "" or None is "not set".
     value = sources.ini.get(name, "")
     if value is not None and value != "":
@@ -134,7 +126,6 @@ def resolve_settings(
     sources: Sources, ledger: Ledger | None, *, update: bool, allow_increase: bool
 ) -> Settings:
     """CLI > ini > ledger > default, for every setting; a bad value names its source."""
-    path, given = resolve_ledger_path(sources)
     values: dict[str, Any] = {}
     for name, parse in _PARSERS.items():
         value, source, _ = _pick(name, sources)
@@ -150,25 +141,20 @@ def resolve_settings(
             raise UsageError(f"{source}: {name} {error}") from None
     if "window" not in values and ledger is not None and ledger.data.get("model"):
         values["window"] = _model_window(ledger)
-    paths: dict[str, Path | None] = {}
-    for name in ("json", *OUTPUT_FILES):
+    outputs: dict[str, Path] = {}
+    for name in OUTPUTS:
         value, _, base = _pick(name, sources)
-        paths[name] = None if value is None else (base or sources.invocation_dir) / Path(str(value))
+        if value is not None:
+            outputs[name] = (base or sources.invocation_dir) / Path(str(value))
     if allow_increase and not update:
         raise UsageError("--toll-allow-increase only applies with --toll-update")
     return Settings(
-        ledger=path,
-        ledger_given=given,
         window=values.get("window", DEFAULT_WINDOW),
         tolerance=values.get("tolerance", DEFAULT_TOLERANCE),
         strict=values.get("strict", False),
         update=update,
         allow_increase=allow_increase,
-        json=paths["json"],
-        markdown=paths["markdown"],
-        badge=paths["badge"],
-        sarif=paths["sarif"],
-        html=paths["html"],
+        outputs=outputs,
     )
 
 

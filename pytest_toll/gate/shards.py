@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from pytest_toll.core.errors import UsageError
-from pytest_toll.report.model import ShardDict
+from pytest_toll.report.data import ShardDict
 
 BY_TOLL: Final = "--toll-shard"
 BY_PYTEST_SPLIT: Final = "pytest-split"

@@ -8,12 +8,13 @@ as a build artifact; the JSON is the "endpoint" shape shields.io reads from any 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape
 
 from pytest_toll.core.tokens import O200K
+from pytest_toll.report.data import ReportDict
 
 LABEL = "context cost"
 
@@ -157,3 +158,23 @@ def make_badge(
         badge_message(tokens, method, gap=gap),
         badge_color(None if gap else tokens, failed=failed, thresholds=thresholds),
     )
+
+
+def headline_tokens(report: ReportDict) -> int | None:
+    """The badge's number: the fixed cost per request, or None when nothing was measured."""
+    measured = any(entry.get("measured") is not None for entry in report.get("entries", []))
+    if not measured:
+        return None
+    fixed: Mapping[str, Any] = report.get("fixed_cost") or {}
+    return int(fixed.get("tokens", 0))
+
+
+def badge_for(report: ReportDict) -> Badge:
+    """The badge of a session report: its fixed cost, or why that figure is missing."""
+    fixed: Mapping[str, Any] = report.get("fixed_cost") or {}
+    gap = ""
+    if fixed.get("errors"):
+        gap = ERROR_MESSAGE
+    elif fixed.get("unmeasured"):
+        gap = PARTIAL_MESSAGE
+    return make_badge(headline_tokens(report), failed=bool(report.get("failed")), gap=gap)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_toll.report.model import EntryDict, ReportDict, biggest_changes, fixed_cost_gaps
+from pytest_toll.report.data import EntryDict, ReportDict, biggest_changes, fixed_cost_gaps
 
 #: A pull-request or issue comment body may hold at most this many characters; a byte count
 #: of UTF-8 is never smaller than the character count, so a byte budget this size is safe.

@@ -1,257 +1,182 @@
-"""Everything a session writes besides the terminal summary, from one report dict.
+"""Every file a session writes besides the terminal summary: one table of outputs, one writer.
 
-The plugin's controller calls :func:`write_outputs` once at session end with
-``SessionReport.as_dict()``: Markdown (``--toll-markdown``), a badge (``--toll-badge``),
-SARIF (``--toll-sarif``) and, on GitHub Actions, annotations and the step summary. A file
-that cannot be written is a warning, never an exception: the gate's verdict is already made
-and must not be replaced by a traceback about a report file.
+An :class:`Output` row is all there is to a report file. Its ``name`` gives pytest's
+``--toll-<name>`` option and ``toll_<name>`` ini twin, the resolved ``Settings.outputs``
+key, ``toll github outputs --<name>`` and the composite action's ``<name>`` input and output;
+with ``on_merge``, ``toll merge --<name>`` too. Its ``renderer`` turns the report dict
+(``SessionReport.as_dict()``) into the files to write. Adding an output format is one
+renderer module and one row here.
+
+:func:`write_outputs` writes the requested rows and, on GitHub Actions, the annotations and
+the step summary (:mod:`pytest_toll.report.github_run`). A file that cannot be written is a
+warning, never an exception: the gate's verdict is already made and must not be replaced by a
+traceback about a report file. Every file is written atomically.
+
+The plugin reads this table in every pytest run to register its options, so the renderers'
+modules are imported inside the row functions below: a plain ``pytest`` run, and a ``--toll``
+run that asks for no report file, load none of them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from pytest_toll.core.tokens import O200K
-from pytest_toll.gate.kinds import KINDS
-from pytest_toll.report import badge as badges
-from pytest_toll.report import github as actions
-from pytest_toll.report import html as html_report
-from pytest_toll.report import markdown as markdown_report
-from pytest_toll.report import sarif as sarif_report
-from pytest_toll.report.model import EntryDict, ReportDict, biggest_changes
+if TYPE_CHECKING:
+    from pytest_toll.report.data import ReportDict
 
-_TITLE = {
-    "regressed": "regressed",
-    "over_budget": "over budget",
-    "error": "could not measure",
-    "stale": "stale",
-    "improved": "improved",
-    "new": "new",
-    "passed": "failed",
-}
-_GATE_RANK = {"error": 0, "over_budget": 1, "regressed": 2, "stale": 3}
+#: The pins' history for a renderer that charts it (None: the ledger is not in git).
+History = Mapping[str, Any] | None
 
 
-def _part_changes(entry: EntryDict, biggest: int = 5) -> list[str]:
-    shown, hidden = biggest_changes(entry.get("parts", []), biggest)
-    lines = [
-        f"{part['name']}: {markdown_report.number(part.get('pin'))} → "
-        f"{markdown_report.number(part.get('measured'))} ({markdown_report.signed(part['delta'])})"
-        for part in shown
+@dataclass(frozen=True)
+class RenderContext:
+    """What a renderer may need besides the report."""
+
+    #: The ledger as GitHub and SARIF name it (relative to the workspace when inside it).
+    ledger_file: str
+    #: Reads the pins' history from git, only when a renderer asks for it.
+    history: Callable[[], History] = lambda: None
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One file an output writes: ``what`` names it in a warning (``the SARIF report``)."""
+
+    what: str
+    path: Path
+    text: str
+
+
+Renderer = Callable[["ReportDict", Path, RenderContext], list[Rendered]]
+
+
+@dataclass(frozen=True)
+class Output:
+    """One report file a run can write."""
+
+    name: str
+    #: The help of its option, an imperative (``write a SARIF report``).
+    help: str
+    renderer: Renderer
+    #: ``toll merge`` writes it too, from the merged report of a split suite.
+    on_merge: bool
+
+    @property
+    def flag(self) -> str:
+        return f"--toll-{self.name}"
+
+    @property
+    def ini_name(self) -> str:
+        return f"toll_{self.name}"
+
+
+# --- the renderers ----------------------------------------------------------------------
+
+
+def render_json(report: ReportDict, path: Path, context: RenderContext) -> list[Rendered]:
+    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    return [Rendered("the JSON report", path, text)]
+
+
+def render_markdown(report: ReportDict, path: Path, context: RenderContext) -> list[Rendered]:
+    from pytest_toll.report import markdown
+
+    return [
+        Rendered("the Markdown report", path, markdown.render(report, markdown.COMMENT_LIMIT_BYTES))
     ]
-    if hidden:
-        lines.append(f"… and {hidden} more changed")
-    return lines
 
 
-def _gate_message(entry: EntryDict) -> str:
-    method = entry.get("method") or O200K
-    lines = []
-    if entry.get("message"):
-        lines.append(str(entry["message"]))
-    if entry.get("outcome") != "error":
-        lines.append(
-            f"measured {markdown_report.number(entry.get('measured'))} tok ({method}), "
-            f"pin {markdown_report.number(entry.get('pin'))}, "
-            f"budget {markdown_report.number(entry.get('budget'))}, "
-            f"change {markdown_report.signed(entry.get('delta'))}"
-        )
-    return "\n".join(lines + _part_changes(entry))
+def render_badge(report: ReportDict, path: Path, context: RenderContext) -> list[Rendered]:
+    """The SVG at ``path`` and the shields.io endpoint JSON beside it (``path`` may name
+    either)."""
+    from pytest_toll.report.badge import badge_for
+
+    made = badge_for(report)
+    svg_path = path.with_suffix(".svg") if path.suffix == ".json" else path
+    json_path = svg_path.with_suffix(".json")
+    return [
+        Rendered("the badge", svg_path, made.svg()),
+        Rendered("the badge endpoint", json_path, json.dumps(made.endpoint(), indent=2) + "\n"),
+    ]
 
 
-def entry_annotations(
-    report: ReportDict,
-    ledger_file: str,
-    where_test: Callable[[str], str | None] | None = None,
-) -> list[actions.Annotation]:
-    """One annotation per failing entry and per error/warn finding, worst first.
+def render_sarif(report: ReportDict, path: Path, context: RenderContext) -> list[Rendered]:
+    from pytest_toll.report import sarif
 
-    Each points at the entry's line in ``ledger_file``. A test not yet in the ledger has no
-    line there; ``where_test(nodeid)`` may then name its file instead.
-
-    Errors: entries that fail the gate (could not measure, over budget, regressed, then those
-    failed by an error finding), then error findings. Warnings: stale entries that do not
-    fail, then warn findings. Notices: improved entries, whose pins can be lowered.
-    """
-    gate: list[tuple[int, int, actions.Annotation]] = []
-    finding_errors: list[actions.Annotation] = []
-    warnings: list[actions.Annotation] = []
-    notices: list[actions.Annotation] = []
-    for index, entry in enumerate(report.get("entries", [])):
-        label = markdown_report.entry_label(entry)
-        line = entry.get("line")
-        file = ledger_file
-        kind = KINDS.get(str(entry.get("kind")))
-        if line is None and kind is not None and kind.python_tests and where_test is not None:
-            file = where_test(str(entry.get("nodeid", ""))) or ledger_file
-        outcome = str(entry.get("outcome"))
-        if entry.get("failed"):
-            gate.append(
-                (
-                    _GATE_RANK.get(outcome, 4),
-                    index,
-                    actions.Annotation(
-                        actions.ANNOTATION_ERROR,
-                        _gate_message(entry),
-                        title=f"toll: {label} {_TITLE.get(outcome, outcome)}",
-                        file=file,
-                        line=line,
-                    ),
-                )
-            )
-        elif outcome == "stale":
-            warnings.append(
-                actions.Annotation(
-                    actions.ANNOTATION_WARNING,
-                    entry.get("message") or "in the ledger but not measured in this run",
-                    title=f"toll: {label} stale",
-                    file=file,
-                    line=line,
-                )
-            )
-        elif outcome == "improved" and not entry.get("ratchet"):
-            notices.append(
-                actions.Annotation(
-                    actions.ANNOTATION_NOTICE,
-                    f"improved by {-(entry.get('delta') or 0):,} tok — ratchet with "
-                    "pytest --toll --toll-update",
-                    title=f"toll: {label} improved",
-                    file=file,
-                    line=line,
-                )
-            )
-        for finding in entry.get("findings", []):
-            severity = finding.get("severity")
-            if severity not in ("error", "warn"):
-                continue
-            subject = finding.get("subject")
-            message = (f"{subject}: " if subject else "") + str(finding.get("message", ""))
-            if finding.get("hint"):
-                message += f"\nhint: {finding['hint']}"
-            annotation = actions.Annotation(
-                actions.ANNOTATION_ERROR if severity == "error" else actions.ANNOTATION_WARNING,
-                message,
-                title=f"toll: {label} {finding.get('rule')}",
-                file=file,
-                line=line,
-            )
-            (finding_errors if severity == "error" else warnings).append(annotation)
-    gate.sort(key=lambda item: (item[0], item[1]))
-    return [item[2] for item in gate] + finding_errors + warnings + notices
+    log = sarif.render(report, context.ledger_file)
+    return [Rendered("the SARIF report", path, json.dumps(log, indent=2) + "\n")]
 
 
-def headline_tokens(report: ReportDict) -> int | None:
-    """The badge's number: the fixed cost per request, or None when nothing was measured."""
-    measured = any(entry.get("measured") is not None for entry in report.get("entries", []))
-    if not measured:
-        return None
-    fixed: Mapping[str, Any] = report.get("fixed_cost") or {}
-    return int(fixed.get("tokens", 0))
+def render_html(report: ReportDict, path: Path, context: RenderContext) -> list[Rendered]:
+    from pytest_toll.report import html
+
+    page = html.render_page(
+        f"toll report: {report.get('ledger')}", session=report, trend=context.history()
+    )
+    return [Rendered("the HTML page", path, page)]
 
 
-def badge_for(report: ReportDict) -> badges.Badge:
-    fixed: Mapping[str, Any] = report.get("fixed_cost") or {}
-    gap = ""
-    if fixed.get("errors"):
-        gap = badges.ERROR_MESSAGE
-    elif fixed.get("unmeasured"):
-        gap = badges.PARTIAL_MESSAGE
-    return badges.make_badge(headline_tokens(report), failed=bool(report.get("failed")), gap=gap)
+#: Every report file, in the order they are written and listed.
+OUTPUTS: dict[str, Output] = {
+    output.name: output
+    for output in (
+        Output("json", "write the versioned JSON report", render_json, on_merge=True),
+        Output("markdown", "write a Markdown report", render_markdown, on_merge=True),
+        Output("badge", "write a badge (SVG, and JSON beside)", render_badge, on_merge=True),
+        Output("sarif", "write a SARIF report", render_sarif, on_merge=True),
+        Output(
+            "html",
+            "write one self-contained HTML page (charts, trends)",
+            render_html,
+            on_merge=False,
+        ),
+    )
+}
 
 
-def _test_file_finder(root: Path, env: Mapping[str, str]) -> Callable[[str], str | None]:
-    """Node ids are relative to pytest's rootdir, where the ledger usually lives."""
-
-    def find(nodeid: str) -> str | None:
-        path = root / nodeid.split("::", 1)[0]
-        return actions.workspace_path(path, env) if nodeid and path.is_file() else None
-
-    return find
-
-
-def _write(path: Path, content: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8", newline="\n")
+# --- writing ----------------------------------------------------------------------------
 
 
 def write_outputs(
     report: ReportDict,
+    paths: Mapping[str, Path],
     *,
-    markdown: Path | None,
-    badge: Path | None,
-    sarif: Path | None,
     github: bool,
     ledger_path: Path,
     warn: Callable[[str], None],
     stream: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
-    html: Path | None = None,
-    trend: Mapping[str, Any] | None = None,
+    history: Callable[[], History] = lambda: None,
 ) -> None:
-    """Write the requested report files; with ``github``, annotations and the step summary.
+    """Write the outputs ``paths`` names (by row name); with ``github``, the annotations
+    (to ``stream``, default standard output) and the step summary."""
+    from pytest_toll.core.textio import write_atomically
+    from pytest_toll.report.github import workspace_path
 
-    ``stream`` receives the workflow commands (default: standard output at call time).
-    """
     env = os.environ if environ is None else environ
-    ledger_file = actions.workspace_path(ledger_path, env)
-    if markdown is not None:
-        _attempt(
-            warn,
-            f"the Markdown report {markdown}",
-            lambda: _write(
-                markdown, markdown_report.render(report, markdown_report.COMMENT_LIMIT_BYTES)
-            ),
-        )
-    if badge is not None:
-        made = badge_for(report)
-        svg_path = badge.with_suffix(".svg") if badge.suffix == ".json" else badge
-        json_path = svg_path.with_suffix(".json")
-        _attempt(warn, f"the badge {svg_path}", lambda: _write(svg_path, made.svg()))
-        _attempt(
-            warn,
-            f"the badge endpoint {json_path}",
-            lambda: _write(json_path, json.dumps(made.endpoint(), indent=2) + "\n"),
-        )
-    if sarif is not None:
-        log = sarif_report.render(report, ledger_file)
-        _attempt(
-            warn,
-            f"the SARIF report {sarif}",
-            lambda: _write(sarif, json.dumps(log, indent=2) + "\n"),
-        )
-    if html is not None:
-        page = html_report.render_page(
-            f"toll report: {report.get('ledger')}", session=report, trend=trend
-        )
-        _attempt(warn, f"the HTML page {html}", lambda: _write(html, page))
+    context = RenderContext(workspace_path(ledger_path, env), history)
+    unknown = sorted(set(paths) - set(OUTPUTS))
+    if unknown:
+        raise ValueError(f"not outputs: {', '.join(unknown)} (the outputs: {', '.join(OUTPUTS)})")
+    for output in OUTPUTS.values():
+        path = paths.get(output.name)
+        if path is None:
+            continue
+        for rendered in output.renderer(report, path, context):
+            try:
+                rendered.path.parent.mkdir(parents=True, exist_ok=True)
+                write_atomically(rendered.path, rendered.text)
+            except OSError as error:
+                warn(
+                    f"pytest-toll: could not write {rendered.what} {rendered.path}: "
+                    f"{error.strerror or error}"
+                )
     if github:
-        out = sys.stdout if stream is None else stream
-        lines = actions.render_annotations(
-            entry_annotations(report, ledger_file, _test_file_finder(ledger_path.parent, env))
-        )
-        if lines:
-            # A workflow command counts only at the start of a line, and pytest's progress
-            # line ("toll.yaml F..  [100%]") may still be open when the session finishes.
-            out.write("\n" + "\n".join(lines) + "\n")
-            out.flush()
-        summary = env.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            summary_path = Path(summary)
+        from pytest_toll.report.github_run import write_github
 
-            def append() -> None:
-                room = actions.step_summary_room(summary_path)
-                actions.append_step_summary(markdown_report.render(report, room), summary_path)
-
-            _attempt(warn, f"the step summary {summary_path}", append)
-
-
-def _attempt(warn: Callable[[str], None], what: str, action: Callable[[], None]) -> None:
-    try:
-        action()
-    except OSError as error:
-        warn(f"pytest-toll: could not write {what}: {error.strerror or error}")
+        write_github(report, ledger_path, warn=warn, stream=stream, environ=env)

@@ -15,7 +15,7 @@ import math
 
 from pytest_toll.core.models import PER_MILLION, Model
 from pytest_toll.core.tokens import O200K, scaled_method
-from pytest_toll.report.model import PricingDict, SessionReport
+from pytest_toll.report.data import PricingDict, SessionReport
 
 #: The number of requests the USD figures are given for.
 REQUESTS = 1_000

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_toll._version import __version__
-from pytest_toll.report.model import ReportDict
+from pytest_toll.report.data import ReportDict
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_toll.gate.kinds import KINDS
-from pytest_toll.report.markdown import capture_line, number, request_line, signed
-from pytest_toll.report.model import (
+from pytest_toll.core.kinds import KINDS
+from pytest_toll.report.data import (
     IMPROVED,
     NEW,
     OUTCOME_ERROR,
@@ -25,6 +24,7 @@ from pytest_toll.report.model import (
     biggest_changes,
     fixed_cost_gaps,
 )
+from pytest_toll.report.markdown import capture_line, number, request_line, signed
 
 _SYMBOL: dict[Outcome, str] = {
     PASSED: "ok",

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_toll.report.model import SCHEMA_PATH
+from pytest_toll.report.data import SCHEMA_PATH
 
 pytest_plugins = ["pytester"]
 

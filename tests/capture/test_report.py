@@ -8,8 +8,8 @@ import json
 import jsonschema
 
 from pytest_toll.calls.capture import ANTHROPIC_MESSAGES, OPENAI_CHAT, SentRequest, measure_sent
+from pytest_toll.report.data import SCHEMA_PATH, EntryResult, SessionReport
 from pytest_toll.report.markdown import render
-from pytest_toll.report.model import SCHEMA_PATH, EntryResult, SessionReport
 from pytest_toll.report.terminal import summary_lines
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any, get_args
 
-from pytest_toll.gate.kinds import KINDS, KindName
+from pytest_toll.core.kinds import KINDS, TESTS_KIND, KindName
+from pytest_toll.gate.kinds import MEASURERS, measurer_of
 from pytest_toll.gate.ledger import SCHEMA_PATH as LEDGER_SCHEMA
-from pytest_toll.report.model import SCHEMA_PATH as REPORT_SCHEMA
+from pytest_toll.report.data import SCHEMA_PATH as REPORT_SCHEMA
 
 
 def _entry_schema(schema: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -45,3 +46,10 @@ def test_every_pin_key_is_a_field_of_its_entry_in_the_ledger_schema() -> None:
             assert kind.keys("anything") == (kind.name,)
         else:
             assert kind.keys("files") == (kind.name, "files")
+
+
+def test_every_kind_measured_from_the_ledger_has_one_measurer() -> None:
+    from_ledger = {kind.name for kind in KINDS.values() if kind.measured_from_ledger}
+    assert set(MEASURERS) == from_ledger
+    assert all(measurer_of(KINDS[name]) is MEASURERS[name] for name in from_ledger)
+    assert not TESTS_KIND.measured_from_ledger

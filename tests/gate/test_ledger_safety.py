@@ -13,8 +13,8 @@ import pytest
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.limits import LEDGER_MAX_BYTES
 from pytest_toll.gate.ledger import DELETE, load_ledger, rewrite_ledger, update_ledger
-from pytest_toll.gate.ledger_read import load_yaml
-from pytest_toll.gate.ledger_write import _plain, _yaml
+from pytest_toll.gate.ledger.read import load_yaml
+from pytest_toll.gate.ledger.write import _plain, _yaml
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -17,7 +17,7 @@ from pytest_toll.gate.ratchet import (
     plan_update,
     stale_result,
 )
-from pytest_toll.report.model import EntryResult
+from pytest_toll.report.data import EntryResult
 
 DEFAULT = Policy()
 

@@ -26,9 +26,9 @@ def sources(tmp_path: Path, cli: dict[str, Any] | None = None, **ini: str) -> So
 
 def test_defaults(tmp_path: Path) -> None:
     settings = resolve_settings(sources(tmp_path), None, update=False, allow_increase=False)
-    assert (settings.ledger, settings.ledger_given) == (tmp_path / "toll.yaml", False)
+    assert open_ledger(sources(tmp_path), update=True).path == tmp_path / "toll.yaml"
     assert (settings.window, settings.tolerance, settings.strict) == (DEFAULT_WINDOW, 0, False)
-    assert settings.json is None
+    assert settings.outputs == {}
 
 
 def test_precedence_and_relative_paths(tmp_path: Path) -> None:
@@ -44,18 +44,19 @@ def test_precedence_and_relative_paths(tmp_path: Path) -> None:
         allow_increase=False,
     )
     assert (from_ini.window, from_ini.tolerance) == (2000, 3)
-    assert from_ini.json == tmp_path / "config" / "out.json"
-    assert from_ini.ledger == tmp_path / "config" / ".." / "toll.yaml"
+    assert from_ini.outputs == {"json": tmp_path / "config" / "out.json"}
+    named = open_ledger(sources(tmp_path, ledger="../toll.yaml"), update=True)
+    assert named.path == tmp_path / "config" / ".." / "toll.yaml"
     from_cli = resolve_settings(
         sources(tmp_path, {"window": "4000", "json": "r.json", "strict": "true"}, window="2000"),
         ledger,
         update=True,
         allow_increase=True,
     )
-    assert (from_cli.window, from_cli.strict, from_cli.json) == (
+    assert (from_cli.window, from_cli.strict, from_cli.outputs) == (
         4000,
         True,
-        tmp_path / "here" / "r.json",
+        {"json": tmp_path / "here" / "r.json"},
     )
     assert (from_cli.policy.update, from_cli.policy.allow_increase) == (True, True)
 

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_toll.cli.trend import change, sparkline
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.gate.trend import Point, trend
+from pytest_toll.gate.ledger.history import Point, trend
 
 
 def git(repo: Path, *args: str, date: str | None = None) -> str:

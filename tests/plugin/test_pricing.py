@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_toll.report.model import SCHEMA_PATH
+from pytest_toll.report.data import SCHEMA_PATH
 from tests.plugin.inner import QUIET
 
 pytest_plugins = ["pytester"]

@@ -16,6 +16,8 @@ from typing import Any, cast
 import pytest
 import yaml
 
+from pytest_toll.report.outputs import OUTPUTS
+
 ROOT = Path(__file__).resolve().parents[2]
 ACTION_DIR = ROOT / ".github" / "actions" / "toll"
 ACTION = ACTION_DIR / "action.yml"
@@ -141,10 +143,14 @@ def test_install_step_installs_this_repository(
     assert 'name = "pytest-toll"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     reports = tmp_path / ".runner-temp" / "pytest-toll"
     assert pytest_args == [
-        "-m", "pytest", "--toll", f"--toll-json={reports}/toll.json",
-        f"--toll-markdown={reports}/toll.md", "--toll-update", "-n", "2",
+        "-m", "pytest", "--toll", "--toll-update", f"--toll-json={reports}/toll.json",
+        f"--toll-markdown={reports}/toll.md", "-n", "2",
     ]  # fmt: skip
-    assert outputs[:6] == ["-m", "pytest_toll", "github", "outputs", "--exit-code", "0"]
+    assert outputs == [
+        "-m", "pytest_toll", "github", "outputs", "--exit-code", "0",
+        "--report", f"{reports}/toll.json", "--ledger", "toll.yaml",
+        "--json", f"{reports}/toll.json", "--markdown", f"{reports}/toll.md",
+    ]  # fmt: skip
 
 
 def test_install_none_skips_and_a_requirement_goes_to_pip(
@@ -186,9 +192,9 @@ def test_report_inputs_and_arguments_are_passed_without_globbing_or_injection(
         "-m",
         "pytest",
         "--toll",
+        "--toll-badge=out/badge.svg",
         f"--toll-json={reports}/toll.json",
         "--toll-markdown=out/toll report.md",
-        "--toll-badge=out/badge.svg",
         "--toll-sarif=$(touch injected).sarif",
         "-k",
         "a*",
@@ -196,6 +202,23 @@ def test_report_inputs_and_arguments_are_passed_without_globbing_or_injection(
         "no:cacheprovider",
     ]
     assert not (tmp_path / "injected").exists()
+
+
+def test_every_output_of_the_table_is_an_input_and_an_output_of_the_action() -> None:
+    """The action's gate step knows no output by name: each row of the outputs table is
+    declared (an input, its TOLL_OUTPUT_<NAME> twin, an action output) and the script loops
+    over those variables. The JSON report is always written, to a path of the action's own."""
+    action = load(ACTION)
+    gate = next(step for step in action["runs"]["steps"] if step.get("id") == "gate")
+    for name in OUTPUTS:
+        assert action["outputs"][name]["value"] == f"${{{{ steps.gate.outputs.{name} }}}}"
+        assert f"--toll-{name}" not in gate["run"], name
+        if name == "json":
+            continue
+        assert name in action["inputs"], name
+        assert gate["env"][f"TOLL_OUTPUT_{name.upper()}"] == f"${{{{ inputs.{name} }}}}"
+    declared = {key for key in gate["env"] if key.startswith("TOLL_OUTPUT_")}
+    assert declared == {f"TOLL_OUTPUT_{name.upper()}" for name in OUTPUTS if name != "json"}
 
 
 def test_workflow_template_gate_and_ratchet() -> None:

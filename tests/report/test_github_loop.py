@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from pytest_toll.report.github_loop import verdict
+from pytest_toll.github.loop import verdict
 from tests.local_http import serving
 
 ROOT = Path(__file__).resolve().parents[2]

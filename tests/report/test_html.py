@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from pytest_toll.report.data import EntryResult, PartResult, ReportDict, SessionReport
 from pytest_toll.report.html import CSP, render_page
-from pytest_toll.report.model import EntryResult, PartResult, ReportDict, SessionReport
 from pytest_toll.report.svg import esc, squarify
 
 HOSTILE = '<script>alert("x")</script>&'

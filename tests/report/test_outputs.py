@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_toll.report import github, markdown, outputs, sarif
-from pytest_toll.report.model import (
+from pytest_toll.report import github, github_run, markdown, outputs, sarif
+from pytest_toll.report.data import (
     SCHEMA_PATH,
     EntryResult,
     PartResult,
@@ -189,7 +189,7 @@ EXPECTED_ANNOTATIONS = [
 
 
 def test_annotations_point_at_the_ledger_line_worst_first() -> None:
-    lines = github.render_annotations(outputs.entry_annotations(fixture_report(), "toll.yaml"))
+    lines = github.render_annotations(github_run.entry_annotations(fixture_report(), "toll.yaml"))
     assert lines == EXPECTED_ANNOTATIONS
 
 
@@ -233,9 +233,11 @@ def test_write_outputs_writes_every_file_and_github_output(tmp_path: Path) -> No
     warnings: list[str] = []
     outputs.write_outputs(
         report,
-        markdown=tmp_path / "out" / "toll.md",
-        badge=tmp_path / "out" / "badge.svg",
-        sarif=tmp_path / "out" / "toll.sarif",
+        {
+            "markdown": tmp_path / "out" / "toll.md",
+            "badge": tmp_path / "out" / "badge.svg",
+            "sarif": tmp_path / "out" / "toll.sarif",
+        },
         github=True,
         ledger_path=ledger,
         warn=warnings.append,
@@ -263,7 +265,7 @@ def test_write_outputs_writes_every_file_and_github_output(tmp_path: Path) -> No
 def test_without_github_nothing_is_printed(tmp_path: Path) -> None:
     stream = io.StringIO()
     outputs.write_outputs(
-        fixture_report(), markdown=None, badge=None, sarif=None, github=False,
+        fixture_report(), {}, github=False,
         ledger_path=tmp_path / "toll.yaml", warn=pytest.fail, stream=stream, environ={},
     )  # fmt: skip
     assert stream.getvalue() == ""
@@ -274,7 +276,7 @@ def test_an_unwritable_path_is_a_warning_not_an_exception(tmp_path: Path) -> Non
     blocker.write_text("")
     warnings: list[str] = []
     outputs.write_outputs(
-        fixture_report(), markdown=blocker / "toll.md", badge=None, sarif=None, github=False,
+        fixture_report(), {"markdown": blocker / "toll.md"}, github=False,
         ledger_path=tmp_path / "toll.yaml", warn=warnings.append, environ={},
     )  # fmt: skip
     assert len(warnings) == 1
@@ -285,7 +287,7 @@ def test_the_step_summary_respects_what_other_steps_left(tmp_path: Path) -> None
     summary = tmp_path / "summary.md"
     summary.write_bytes(b"x" * (1024 * 1024 - 900))
     outputs.write_outputs(
-        fixture_report(), markdown=None, badge=None, sarif=None, github=True,
+        fixture_report(), {}, github=True,
         ledger_path=tmp_path / "toll.yaml", warn=pytest.fail, stream=io.StringIO(),
         environ={"GITHUB_STEP_SUMMARY": str(summary)},
     )  # fmt: skip
@@ -295,7 +297,7 @@ def test_the_step_summary_respects_what_other_steps_left(tmp_path: Path) -> None
 
 def test_badge_path_given_as_json_puts_the_svg_beside_it(tmp_path: Path) -> None:
     outputs.write_outputs(
-        fixture_report(), markdown=None, badge=tmp_path / "cost.json", sarif=None, github=False,
+        fixture_report(), {"badge": tmp_path / "cost.json"}, github=False,
         ledger_path=tmp_path / "toll.yaml", warn=pytest.fail, environ={},
     )  # fmt: skip
     assert sorted(path.name for path in tmp_path.iterdir()) == ["cost.json", "cost.svg"]
@@ -328,7 +330,9 @@ def test_hostile_finding_stays_one_annotation() -> None:
             )
         ]
     )  # fmt: skip
-    lines = github.render_annotations(outputs.entry_annotations(report.as_dict(), "a,b:toll.yaml"))
+    lines = github.render_annotations(
+        github_run.entry_annotations(report.as_dict(), "a,b:toll.yaml")
+    )
     assert lines == [
         "::error file=a%2Cb%3Atoll.yaml,line=4,title=toll%3A servers%3A%3Aevil%2Cname%3Ax failed"
         "::measured 5 tok (o200k), pin 5, budget -, change 0",
@@ -342,7 +346,7 @@ def test_a_clean_run_prints_no_workflow_commands(tmp_path: Path) -> None:
     report.add([EntryResult("servers", "a", "n", 3, 5, "o200k", 5, None, "passed")])
     stream = io.StringIO()
     outputs.write_outputs(
-        report.as_dict(), markdown=None, badge=None, sarif=None, github=True,
+        report.as_dict(), {}, github=True,
         ledger_path=tmp_path / "toll.yaml", warn=pytest.fail, stream=stream, environ={},
     )  # fmt: skip
     assert stream.getvalue() == ""
@@ -372,7 +376,7 @@ def test_a_test_missing_from_the_ledger_is_annotated_at_its_file(tmp_path: Path)
     )  # fmt: skip
     stream = io.StringIO()
     outputs.write_outputs(
-        report.as_dict(), markdown=None, badge=None, sarif=None, github=True,
+        report.as_dict(), {}, github=True,
         ledger_path=tmp_path / "toll.yaml", warn=pytest.fail, stream=stream,
         environ={"GITHUB_WORKSPACE": str(tmp_path)},
     )  # fmt: skip
@@ -437,4 +441,4 @@ def test_any_report_renders_within_its_limit_with_whole_table_rows(
 
 
 def github_lines(report: ReportDict) -> list[str]:
-    return github.render_annotations(outputs.entry_annotations(report, "toll.yaml"))
+    return github.render_annotations(github_run.entry_annotations(report, "toll.yaml"))

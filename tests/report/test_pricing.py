@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pytest_toll.core.models import Model, Prices, Scale, Tier
+from pytest_toll.report.data import EntryResult, PartResult, SessionReport
 from pytest_toll.report.markdown import usd
-from pytest_toll.report.model import EntryResult, PartResult, SessionReport
 from pytest_toll.report.pricing import price_report
 
 

@@ -1,6 +1,6 @@
 """The GitHub loop after ``pytest --toll``: action outputs, the sticky pull-request comment,
 the ratchet pull request and the badge branch. The composite action calls these through
-``toll github STEP``; each is plain Python over files, git and :mod:`github_api`.
+``toll github STEP``; each is plain Python over files, git and :mod:`pytest_toll.github.api`.
 
 - **outputs**: ``verdict`` (passed / failed / could-not-judge), ``fixed-cost``,
   ``ledger-changed`` and the report paths, appended to ``$GITHUB_OUTPUT``;
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.github.api import GitHub, GitHubError
 from pytest_toll.report import github as actions
-from pytest_toll.report.github_api import GitHub, GitHubError
 
 PASSED = "passed"
 FAILED = "failed"

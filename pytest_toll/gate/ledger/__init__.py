@@ -1,6 +1,6 @@
-"""The ``toll.yaml`` ledger: load and validate it (the rewrite is :mod:`.ledger_write`).
+"""The ``toll.yaml`` ledger: load and validate it (the rewrite is :mod:`.write`).
 
-Loading (:mod:`.ledger_read`) is bounded (size, nesting, aliases) and knows the line of
+Loading (:mod:`.read`) is bounded (size, nesting, aliases) and knows the line of
 every key: a broken ledger is a :class:`UsageError` naming the file, the line and the key
 path, never a silent default. Unknown keys are errors (a typo must not disable a gate), and
 so are duplicate keys — except, when the caller asks, under ``transcripts.decisions``, where
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import UsageError, describe_type
-from pytest_toll.gate.ledger_read import (
+from pytest_toll.gate.ledger.read import (
     DECISIONS,
     DuplicateKey,
     Keys,
@@ -29,12 +29,11 @@ from pytest_toll.gate.ledger_read import (
     load_yaml,
     read_ledger_bytes,
 )
-from pytest_toll.gate.ledger_write import (
+from pytest_toll.gate.ledger.write import (
     DELETE,
     LedgerRewrite,
     rewrite_ledger,
     update_ledger,
-    write_atomically,
 )
 
 __all__ = [
@@ -51,10 +50,9 @@ __all__ = [
     "schema",
     "update_ledger",
     "validate",
-    "write_atomically",
 ]
 
-SCHEMA_PATH = Path(__file__).parents[1] / "data" / "ledger.schema.json"
+SCHEMA_PATH = Path(__file__).parents[2] / "data" / "ledger.schema.json"
 DEFAULT_NAME = "toll.yaml"
 SERVER_SOURCES = ("command", "url", "tools_file")
 

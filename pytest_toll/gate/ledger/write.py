@@ -1,6 +1,6 @@
 """Rewriting the ledger: edit it in place, keep every comment with its key, write it safely.
 
-``rewrite_ledger`` holds the ledger's lock (:mod:`pytest_toll.gate.ledger_lock`) for the
+``rewrite_ledger`` holds the ledger's lock (:mod:`pytest_toll.gate.ledger.lock`) for the
 whole read-modify-write: it re-reads the file under the lock and applies the update plan to
 that fresh content, so a concurrent ``--toll-update`` is never lost. A key another run
 changed since this run loaded the ledger keeps the other run's value unless this run's is a
@@ -21,13 +21,10 @@ ledger is never replaced. A BOM and Windows line endings are kept.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import itertools
 import os
 import stat
-import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,11 +32,11 @@ from typing import Any
 
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.limits import LEDGER_LOCK_TIMEOUT
-from pytest_toll.gate.ledger_lock import locked
-from pytest_toll.gate.ledger_read import Keys, decode_ledger, load_yaml, read_ledger_bytes
+from pytest_toll.core.textio import remove_stale_temporaries, write_atomically
+from pytest_toll.gate.ledger.lock import locked
+from pytest_toll.gate.ledger.read import Keys, decode_ledger, load_yaml, read_ledger_bytes
 
 BOM = "\ufeff"
-TEMPORARY_SUFFIX = ".tmp"
 
 
 class _Delete:
@@ -366,57 +363,6 @@ def keep_comments(original: str, rendered: str) -> str:
 
 
 # --- writing the file -------------------------------------------------------------------
-
-
-def _temporary_prefix(path: Path) -> str:
-    return f".{path.name}."
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write to a fsynced temporary file beside ``path``, rename it over ``path``, fsync the
-    folder: a crash at any point leaves the old file or the new one, never a part."""
-    directory = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(
-        prefix=_temporary_prefix(path), suffix=TEMPORARY_SUFFIX, dir=directory
-    )
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except FileNotFoundError:
-            mode = 0o644
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    _fsync_folder(directory)
-
-
-def _fsync_folder(directory: Path) -> None:
-    if sys.platform == "win32":
-        return  # folders cannot be opened for fsync there; NTFS journals the rename
-    with contextlib.suppress(OSError):
-        handle = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(handle)
-        finally:
-            os.close(handle)
-
-
-def remove_stale_temporaries(path: Path) -> list[Path]:
-    """Remove temporary files a killed rewrite left beside the ledger (call under the lock)."""
-    removed = []
-    directory = path.parent if str(path.parent) else Path(".")
-    for leftover in directory.glob(f"{_temporary_prefix(path)}*{TEMPORARY_SUFFIX}"):
-        with contextlib.suppress(OSError):
-            leftover.unlink()
-            removed.append(leftover)
-    return removed
 
 
 def _require_same(new_text: str, document: Any, shown: Path) -> None:

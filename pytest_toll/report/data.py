@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypedDict, cast
 
 from pytest_toll._version import __version__
-from pytest_toll.gate.kinds import KINDS, kind_rank
+from pytest_toll.core.kinds import KINDS, kind_rank
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).parents[1] / "data" / "report.schema.json"

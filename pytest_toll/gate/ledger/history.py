@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.gate.kinds import KINDS
+from pytest_toll.core.kinds import KINDS
 from pytest_toll.gate.ledger import ledger_from_text
 from pytest_toll.gate.ratchet import pins_of
 

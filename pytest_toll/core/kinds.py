@@ -1,0 +1,97 @@
+"""The ledger's kinds as plain data: everything about a top-level section except how to
+measure it.
+
+A kind says where its total pin and part pins live in an entry, whether it is one whole
+section (``transcripts:``) rather than a map of named entries, which of its numbers are
+gated, and what of it every request pays (the fixed cost). The report reads this table for
+order and fixed cost without loading a single measurer; the gate pairs each kind with its
+measurer in :mod:`pytest_toll.gate.kinds`. Adding a ledger kind is one :class:`Kind` here,
+one measurer there, and its part of the ledger's JSON Schema; no other module names a kind.
+
+Where pins live, per kind:
+
+- ``servers``: ``pin`` is the claude total (gated); ``tools`` holds per-tool pins, shown
+  in the diff and ratcheted like the total, but the gate is the total;
+- ``skills``: ``pin`` is a map ``{metadata, body, references}`` and every level is gated
+  on its own (metadata growing cannot hide behind a shorter body);
+- ``calls``: ``pin`` is the call's o200k total (gated); ``parts`` holds the pins of
+  messages, system, skills and tools, shown in the diff and ratcheted like the total;
+- ``transcripts``: no token pin; its rules gate it and ``waste_ratio_pin`` ratchets;
+- ``tests``: ``pin`` is the test's measured total.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+KindName = Literal["servers", "skills", "calls", "transcripts", "tests"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One top-level ledger section that holds entries."""
+
+    name: KindName
+    #: The entry's key of its total pin; None when the total is not pinned itself (the sum
+    #: of gated part pins, or no token pin at all).
+    total_pin_key: str | None
+    #: The entry's key of its map of part pins (tools, skill levels, call parts), if any.
+    part_pins_key: str | None
+    #: One whole section (``transcripts:``), not a map of named entries.
+    whole_section: bool = False
+    #: Every part is gated against its own pin (not only the total).
+    gated_parts: bool = False
+    #: Entries are pytest tests' node ids, measured by the tests themselves (the ``toll``
+    #: fixture), not collected from the ledger as items.
+    python_tests: bool = False
+    #: What of a measured entry every request pays before any work (the report's fixed
+    #: cost): ``"total"``, the name of one part, or None.
+    fixed_cost: str | None = None
+
+    def keys(self, entry_name: str) -> tuple[str, ...]:
+        """The entry's path in the ledger: ``("servers", "files")``, ``("transcripts",)``."""
+        return (self.name,) if self.whole_section else (self.name, entry_name)
+
+    def entry_names(self, section: Mapping[str, Any]) -> list[str]:
+        """The names of the entries of a ledger section, in the ledger's order."""
+        return [self.name] if self.whole_section else [str(name) for name in section]
+
+    def entry_of(self, section: Mapping[str, Any], entry_name: str) -> Mapping[str, Any]:
+        """One entry of a ledger section ({} when it has no fields)."""
+        if self.whole_section:
+            return section
+        entry: Mapping[str, Any] = section.get(entry_name) or {}
+        return entry
+
+    @property
+    def measured_from_ledger(self) -> bool:
+        """Its entries are items of the ledger, each measured by the gate's measurer."""
+        return not self.python_tests
+
+    @property
+    def pinned_by_rules_only(self) -> bool:
+        """No token pin: its rules (findings) gate it; only its other pins ratchet."""
+        return not self.gated_parts and self.total_pin_key is None
+
+
+#: Every kind, in report order (ledger items are collected in this order too).
+KINDS: dict[str, Kind] = {
+    kind.name: kind
+    for kind in (
+        Kind("servers", "pin", "tools", fixed_cost="total"),
+        Kind("skills", None, "pin", gated_parts=True, fixed_cost="metadata"),
+        Kind("calls", "pin", "parts"),
+        Kind("transcripts", None, None, whole_section=True),
+        Kind("tests", "pin", None, python_tests=True),
+    )
+}
+#: The kind of a test's own measurement (the ``toll`` fixture, ``toll(budget=N)``).
+TESTS_KIND = KINDS["tests"]
+
+
+def kind_rank(name: str) -> int:
+    """A kind's place in report order (an unknown kind goes last)."""
+    order = list(KINDS)
+    return order.index(name) if name in KINDS else len(order)
