@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_toll.core import project
 from pytest_toll.core.tokens import O200K
 from pytest_toll.gate.kinds import KINDS
 from pytest_toll.report import badge as badges
@@ -161,7 +162,12 @@ def badge_for(report: ReportDict) -> badges.Badge:
         gap = badges.ERROR_MESSAGE
     elif fixed.get("unmeasured"):
         gap = badges.PARTIAL_MESSAGE
-    return badges.make_badge(headline_tokens(report), failed=bool(report.get("failed")), gap=gap)
+    return badges.make_badge(
+        headline_tokens(report),
+        failed=bool(report.get("failed")),
+        gap=gap,
+        link=project.home_url() or "",
+    )
 
 
 def _test_file_finder(root: Path, env: Mapping[str, str]) -> Callable[[str], str | None]:
