@@ -50,3 +50,10 @@ def test_the_changelog_opens_with_this_version() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert 'version = { attr = "pytest_toll._version.__version__" }' in pyproject
     assert not re.search(r'^version\s*=\s*"', pyproject, re.M)
+
+
+def test_the_readme_installs_by_name() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "$ pip install pytest-toll\n" in readme
+    assert "`pipx install pytest-toll` puts `toll` on\nyour PATH" in readme
+    assert "git+https://" not in readme
