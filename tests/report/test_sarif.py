@@ -134,8 +134,10 @@ def test_the_badge_links_to_the_project_only_when_a_url_is_set(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     report = fixture_report()
+    install_metadata(tmp_path / "without", monkeypatch)
     assert "<a " not in outputs.badge_for(report).svg()
-    install_metadata(tmp_path, monkeypatch, f"Documentation, {DOCS}?a=1&b=2")
+    # Put first on sys.path, this one is found before the one above.
+    install_metadata(tmp_path / "with", monkeypatch, f"Documentation, {DOCS}?a=1&b=2")
     svg = outputs.badge_for(report).svg()
     link = ElementTree.fromstring(svg).find("{http://www.w3.org/2000/svg}a")
     assert link is not None and link.get("href") == f"{DOCS}?a=1&b=2"
