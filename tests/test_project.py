@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pytest_toll._version import __version__
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -36,3 +38,22 @@ def test_vocabulary_and_type_marker_ship_as_package_data() -> None:
     assert '"data/*"' in pyproject and '"py.typed"' in pyproject
     assert (ROOT / "pytest_toll" / "py.typed").exists()
     assert (ROOT / "pytest_toll" / "data" / "o200k_base.tiktoken.gz").exists()
+
+
+def test_the_changelog_opens_with_this_version() -> None:
+    """A release bumps pytest_toll/_version.py and says what changed, in the same commit."""
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    versions = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", changelog, re.M)
+    assert versions[0] == __version__
+    assert "0.1.0" in versions
+    # The version is written once: pyproject.toml reads it from the module.
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'version = { attr = "pytest_toll._version.__version__" }' in pyproject
+    assert not re.search(r'^version\s*=\s*"', pyproject, re.M)
+
+
+def test_the_readme_installs_by_name() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "$ pip install pytest-toll\n" in readme
+    assert "`pipx install pytest-toll` puts `toll` on\nyour PATH" in readme
+    assert "git+https://" not in readme

@@ -1,8 +1,10 @@
 """The ``toll`` command: a thin adapter over the core, one module per verb.
 
-Exit codes, the same for every verb: 0 measured and nothing violated, 1 a rule or budget
-violated, 2 could not judge (usage error, unreadable input, nothing to measure); 141 when
-the reader of stdout closed the pipe early (as a process ended by SIGPIPE), with no traceback.
+Exit codes: 0 measured and nothing violated, 1 a rule or budget violated, 2 could not judge
+(usage error, unreadable input, nothing to measure); 141 when the reader of stdout closed the
+pipe early (as a process ended by SIGPIPE), with no traceback. A verb may add its own (``toll
+init``: 4, the ledger exists); docs/ci.md's table lists them all and tests/test_docs_ci.py
+keeps it in step with the ``EXIT_*`` constants each verb module returns.
 Whatever a verb raises is exit 2 with one line (the traceback too with ``TOLL_DEBUG=1``), and
 every line the command prints passes through the secrets scrubber first.
 """

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape
 
+from pytest_toll.core import project
 from pytest_toll.core.tokens import O200K
 from pytest_toll.report.data import ReportDict
 
@@ -102,6 +103,9 @@ class Badge:
     label: str
     message: str
     color: str
+    #: Where a click on the SVG leads (pytest-toll's page, from the package metadata); empty:
+    #: no link. shields.io's endpoint JSON has no field for one, so only the SVG carries it.
+    link: str = ""
 
     def endpoint(self) -> dict[str, Any]:
         """The shields.io endpoint JSON: ``https://img.shields.io/endpoint?url=<where it lives>``."""
@@ -121,10 +125,16 @@ class Badge:
         label = escape(self.label)
         message = escape(self.message)
         title = escape(f"{self.label}: {self.message}", {'"': "&quot;"})
+        # An <a> around the drawing makes the badge a link where the SVG is opened itself.
+        opening, closing = "", ""
+        if self.link:
+            href = escape(self.link, {'"': "&quot;"})
+            opening = f'<a href="{href}" target="_blank">'
+            closing = "</a>"
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" '
             f'role="img" aria-label="{title}">'
-            f"<title>{title}</title>"
+            f"<title>{title}</title>{opening}"
             '<linearGradient id="s" x2="0" y2="100%">'
             '<stop offset="0" stop-color="#bbb" stop-opacity=".1"/>'
             '<stop offset="1" stop-opacity=".1"/></linearGradient>'
@@ -139,7 +149,7 @@ class Badge:
             f'<text x="{left / 2:g}" y="14">{label}</text>'
             f'<text x="{left + right / 2:g}" y="15" fill="#010101" fill-opacity=".3">{message}</text>'
             f'<text x="{left + right / 2:g}" y="14">{message}</text>'
-            "</g></svg>\n"
+            f"</g>{closing}</svg>\n"
         )
 
 
@@ -150,6 +160,7 @@ def make_badge(
     method: str = O200K,
     thresholds: Sequence[tuple[int, str]] = DEFAULT_THRESHOLDS,
     gap: str = "",
+    link: str = "",
 ) -> Badge:
     """The badge of a fixed cost; with ``gap`` ("error", "partial") it shows that instead
     of a number that leaves something out (red when the gate failed, else grey)."""
@@ -157,6 +168,7 @@ def make_badge(
         LABEL,
         badge_message(tokens, method, gap=gap),
         badge_color(None if gap else tokens, failed=failed, thresholds=thresholds),
+        link,
     )
 
 
@@ -177,4 +189,9 @@ def badge_for(report: ReportDict) -> Badge:
         gap = ERROR_MESSAGE
     elif fixed.get("unmeasured"):
         gap = PARTIAL_MESSAGE
-    return make_badge(headline_tokens(report), failed=bool(report.get("failed")), gap=gap)
+    return make_badge(
+        headline_tokens(report),
+        failed=bool(report.get("failed")),
+        gap=gap,
+        link=project.home_url() or "",
+    )

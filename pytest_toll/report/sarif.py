@@ -6,6 +6,10 @@ a budget, turn a rule off, look at the server the entry names). Two kinds of res
 - rule findings (E1xx, S1xx, TL0xx) at their severity — error, warning (warn) or note (info);
 - gate failures (``toll/regressed``, ``toll/over-budget``, ``toll/error``, ``toll/stale``),
   always errors, because they fail the run.
+
+Every rule carries help text. The tool's ``informationUri`` and each rule's ``helpUri`` come
+from the installed package's ``[project.urls]`` (:mod:`pytest_toll.core.project`) and are left
+out when it names no address, rather than pointing somewhere guessed.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_toll._version import __version__
+from pytest_toll.core import project
 from pytest_toll.report.data import ReportDict
+from pytest_toll.report.rule_help import rule_help
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/pytest-toll/"
 
 _LEVEL = {"error": "error", "warn": "warning", "info": "note"}
 #: What to do about a gate failure, shown as the rule's help text.
@@ -89,15 +94,14 @@ def render(report: ReportDict, ledger_uri: str) -> dict[str, Any]:
         for finding in entry.get("findings", []):
             level = _LEVEL.get(str(finding.get("severity")), "note")
             rule_id = str(finding.get("rule"))
+            title, help_text = rule_help(rule_id)
             rules.setdefault(
                 rule_id,
                 {
                     "id": rule_id,
-                    "shortDescription": {"text": f"pytest-toll rule {rule_id}"},
-                    "fullDescription": {"text": str(finding.get("message"))},
-                    "help": {
-                        "text": str(finding.get("hint") or "See the rule's section in the docs.")
-                    },
+                    "shortDescription": {"text": f"{rule_id}: {title}"},
+                    "fullDescription": {"text": f"{rule_id}: {title}."},
+                    "help": {"text": help_text},
                 },
             )
             subject = finding.get("subject")
@@ -113,19 +117,21 @@ def render(report: ReportDict, ledger_uri: str) -> dict[str, Any]:
                     "partialFingerprints": {"tollEntry": f"{rule_id}:{label}:{subject or ''}"},
                 }
             )
+    docs = project.documentation_url()
+    if docs:
+        for rule in rules.values():
+            rule["helpUri"] = docs
+    driver: dict[str, Any] = {"name": "pytest-toll", "version": __version__}
+    information = project.home_url()
+    if information:
+        driver["informationUri"] = information
+    driver["rules"] = [rules[key] for key in sorted(rules)]
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
         "runs": [
             {
-                "tool": {
-                    "driver": {
-                        "name": "pytest-toll",
-                        "version": __version__,
-                        "informationUri": INFORMATION_URI,
-                        "rules": [rules[key] for key in sorted(rules)],
-                    }
-                },
+                "tool": {"driver": driver},
                 "results": results,
             }
         ],
