@@ -17,7 +17,7 @@ import pytest
 from pytest_toll.core import project
 from pytest_toll.definitions.rules import RULE_IDS as DEFINITION_RULES
 from pytest_toll.gate.ledger import SCHEMA_PATH as LEDGER_SCHEMA
-from pytest_toll.report import outputs, sarif
+from pytest_toll.report import badge, sarif
 from pytest_toll.report.rule_help import RULES, TURN_DOWN, rule_help
 from pytest_toll.skills.rules import RULE_IDS as SKILL_RULES
 from pytest_toll.transcripts.decisions import RULE_IDS as DECISION_RULES
@@ -135,10 +135,10 @@ def test_the_badge_links_to_the_project_only_when_a_url_is_set(
 ) -> None:
     report = fixture_report()
     install_metadata(tmp_path / "without", monkeypatch)
-    assert "<a " not in outputs.badge_for(report).svg()
+    assert "<a " not in badge.badge_for(report).svg()
     # Put first on sys.path, this one is found before the one above.
     install_metadata(tmp_path / "with", monkeypatch, f"Documentation, {DOCS}?a=1&b=2")
-    svg = outputs.badge_for(report).svg()
+    svg = badge.badge_for(report).svg()
     link = ElementTree.fromstring(svg).find("{http://www.w3.org/2000/svg}a")
     assert link is not None and link.get("href") == f"{DOCS}?a=1&b=2"
 
