@@ -20,6 +20,8 @@ from pytest_toll.transcripts.report import ScanReport
 from pytest_toll.transcripts.scan import scan
 
 TEXT_ROWS = 20
+#: Sessions paired by order named in the text view (``--json`` lists them all).
+PAIRED_SHOWN = 5
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +59,21 @@ def render(report: ScanReport) -> str:
     header = (
         f"{'shape':<32} {'calls':>6} {'ok':>6} {'ok tokens':>11} {'median':>7} {'p90':>7}  outcomes"
     )
+    if report.agents:
+        found = ", ".join(
+            f"{agent} {count:,} session{'s' if count != 1 else ''}"
+            for agent, count in report.agents.items()
+        )
+        lines.insert(1, f"agents: {found}")
+    if report.paired_by_order:
+        shown = ", ".join(report.paired_by_order[:PAIRED_SHOWN])
+        more = len(report.paired_by_order) - PAIRED_SHOWN
+        lines.insert(
+            2 if report.agents else 1,
+            f"paired by order (the format has no call ids): "
+            f"{len(report.paired_by_order):,} session(s): {shown}"
+            + (f" and {more:,} more (--json lists all)" if more > 0 else ""),
+        )
     lines.append(header)
     for row in report.shapes:
         outcomes = " ".join(
