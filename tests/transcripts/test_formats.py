@@ -10,10 +10,18 @@ from typing import Any
 
 import pytest
 
+import pytest_toll
 from pytest_toll import cli
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts import readers
-from pytest_toll.transcripts.formats import detect, read_records, session_name
+from pytest_toll.transcripts.formats import (
+    HEAD_BYTES,
+    Detection,
+    detect,
+    read_records,
+    session_name,
+)
+from pytest_toll.transcripts.outcomes import OUTCOMES
 from pytest_toll.transcripts.readers import (
     BadLine,
     BoundaryRecord,
@@ -281,3 +289,39 @@ def test_drift_and_context_read_the_other_formats(capsys: pytest.CaptureFixture[
     assert report["slices"]["tool_results"] == count("1 failed") + count(
         "def answer():\n    return 42\n"
     )
+
+
+def test_the_report_schema_names_every_outcome() -> None:
+    schema = json.loads(
+        (Path(pytest_toll.__file__).parent / "data" / "report.schema.json").read_text()
+    )
+    found: list[list[str]] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "by_outcome" in node and isinstance(node["by_outcome"], dict):
+                found.append(node["by_outcome"]["propertyNames"]["enum"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    assert found == [list(OUTCOMES)]
+
+
+def test_a_first_line_longer_than_the_head_is_read_alone(tmp_path: Path) -> None:
+    big = "x" * (HEAD_BYTES + 10)
+    lines = COPILOT.read_text().splitlines()
+    first = json.loads(lines[1])
+    first["data"]["content"] = big
+    jsonl = tmp_path / "long-first-line.jsonl"
+    jsonl.write_text("\n".join([json.dumps(first), *lines[2:]]) + "\n")
+    assert detect(jsonl) == Detection("copilot", False, True)
+    document = tmp_path / "compact.json"
+    value = json.loads(GEMINI_JSON.read_text())
+    value["messages"][0]["content"] = big
+    document.write_text(json.dumps(value))  # one line, no newline: a whole document
+    assert detect(document) == Detection("gemini", True, True)
+    assert outcomes(document) == [("ls-1", "list_directory", "ok")]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES
 from pytest_toll.transcripts import readers
 from pytest_toll.transcripts.formats import (
     antigravity,
@@ -105,22 +106,41 @@ def _detect(name: str, size: int, mtime_ns: int) -> Detection:
         return Detection(opencode.NAME if database else CLAUDE, True, database)
     loads, _ = readers.json_parser()
     stripped = head.lstrip()
-    end = stripped.find(b"\n")
-    first = stripped if end < 0 else stripped[:end]
-    whole = end < 0 or not stripped[end:].strip()  # the file is one line
-    try:
-        value: Any = loads(first)
-    except ValueError:
-        value = None
-        whole = True
-        if stripped[:1] in (b"{", b"["):
+    lines = stripped.split(b"\n")
+    whole_file = len(head) == size
+    complete = lines if whole_file else lines[:-1]  # the head may end inside a line
+    value: Any = None
+    document = False
+    if lines[0].strip() in (b"{", b"["):
+        # A document written over many lines: read it whole, within the input-file cap.
+        document = True
+        try:
+            value = load_document(path)
+        except CouldNotJudge:
+            value = None
+    elif not complete:
+        # A first line longer than the head: that line alone, bounded, says what it is.
+        try:
+            with path.open("rb") as stream:
+                first = stream.readline(MAX_INPUT_FILE_BYTES)
+                document = not stream.read(1)
+            value = loads(first)
+        except (OSError, ValueError):
+            value = None
+    else:
+        # JSON lines: the first line that parses says (a broken first line is skipped).
+        document = whole_file and len(stripped.rstrip().split(b"\n")) == 1
+        for line in complete[:8]:
+            if not line.strip():
+                continue
             try:
-                value = load_document(path)  # a document written over many lines
-            except CouldNotJudge:
-                value = None
+                value = loads(line)
+            except ValueError:
+                continue
+            break
     claimed = _claim(value)
     if claimed is not None:
-        return Detection(claimed, whole and claimed not in (CODEX,), True)
+        return Detection(claimed, document and claimed != CODEX, True)
     return Detection(readers.transcript_format(path), False, False)
 
 

@@ -18,7 +18,6 @@ part (one model request) or, without them, the assistant message's ``tokens``
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -70,6 +69,8 @@ def sniff(value: object) -> bool:
 
 def is_database(path: Path) -> bool:
     """An SQLite file holding OpenCode's session, message and part tables."""
+    import sqlite3  # only a database pays for it
+
     try:
         with path.open("rb") as stream:
             if stream.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
@@ -84,10 +85,12 @@ def is_database(path: Path) -> bool:
     return names >= _TABLES
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path) -> Any:
     """A read-only connection: the database is OpenCode's, and a scan must never change it.
     With no write-ahead log beside it (OpenCode not running), it is opened immutable: a
     read-only open of a WAL database would still create its ``-wal`` and ``-shm`` files."""
+    import sqlite3
+
     live = path.with_name(path.name + "-wal").exists()
     flags = "mode=ro" if live else "mode=ro&immutable=1"
     return sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True)
@@ -183,6 +186,8 @@ def _tree(path: Path, info: Mapping[str, Any], with_text: bool) -> Iterator[Form
 
 
 def _database(path: Path, with_text: bool) -> Iterator[FormatRecord]:
+    import sqlite3
+
     try:
         connection = _connect(path)
     except sqlite3.Error as error:
