@@ -141,6 +141,9 @@ def _detect(name: str, size: int, mtime_ns: int) -> Detection:
     claimed = _claim(value)
     if claimed is not None:
         return Detection(claimed, document and claimed != CODEX, True)
+    if isinstance(value, dict):
+        return Detection(CLAUDE, False, False)  # (Codex was ruled out by _claim)
+    # Nothing readable in the head: the Claude Code reader's own judgement, as before.
     return Detection(readers.transcript_format(path), False, False)
 
 
