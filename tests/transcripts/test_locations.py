@@ -173,3 +173,23 @@ def test_the_scrubber_applies_to_every_format(
 
 def test_claude_roots_still_found_beside_the_others() -> None:
     assert MAIN in discover([FIXTURES])
+
+
+def test_a_change_anywhere_in_a_storage_tree_is_seen_through_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "opencode" / "storage"
+    shutil.copytree(OPENCODE_TREE.parents[2], storage)
+    root = ["--root", str(tmp_path / "opencode"), "--json"]
+    assert cli.main(["scan", *root]) == 0
+    assert json.loads(capsys.readouterr().out)["calls"] == 4
+    # A part written later (the session file itself unchanged): the cached summary is stale.
+    (storage / "part" / "msg_2" / "prt_299.json").write_text(
+        json.dumps(
+            {"id": "prt_299", "messageID": "msg_2", "type": "tool", "callID": "toolu_oc9",
+             "tool": "glob", "state": {"status": "completed", "input": {"pattern": "*"},
+                                       "output": "a.py"}}
+        )
+    )  # fmt: skip
+    assert cli.main(["scan", *root]) == 0
+    assert json.loads(capsys.readouterr().out)["calls"] == 5
