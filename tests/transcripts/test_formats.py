@@ -138,10 +138,9 @@ def test_antigravity_steps_follow_calls_by_order() -> None:
     assert calls[1].input["CommandLine"] == "git log --oneline"
     assert calls[1].input["WaitMsBeforeAsync"] == 5000
     assert summarize_file(ANTIGRAVITY).paired_by_order == ["c0ffee-1"]
-    assert [(u.input, u.cache_read, u.output) for u in of_type(ANTIGRAVITY, UsageRecord)] == [
-        (500, 1500, 30),
-        (2600, 0, 20),
-    ]
+    turns = of_type(ANTIGRAVITY, UsageRecord)
+    assert [(u.input, u.cache_read, u.output) for u in turns] == [(500, 1500, 30), (2600, 0, 20)]
+    assert {u.model for u in turns} == {"Gemini 3 Pro (High)"}  # as the user picked it
     assert len(of_type(ANTIGRAVITY, BoundaryRecord)) == 1
     assert session_name(ANTIGRAVITY) == "c0ffee-1"
 

@@ -12,6 +12,7 @@ names no call. A step that lists ``truncated_fields`` was cut short by the agent
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ _NOT_RESULTS = frozenset(
      "EPHEMERAL_MESSAGE", "KNOWLEDGE_ARTIFACTS", "GENERATE_RESPONSE", "USER_MESSAGE"}
 )  # fmt: skip
 _FAILED = frozenset({"ERROR", "FAILED", "CANCELED", "CANCELLED"})
+#: The model a user picked, as the agent writes it into the next user input.
+_MODEL_PICKED = re.compile(r"setting `Model Selection` from .*? to (.+?)(?:\. |\.?\n|\.?$)")
 
 
 def sniff(value: object) -> bool:
@@ -76,6 +79,7 @@ def read(
 ) -> Iterator[FormatRecord]:
     session = session_of(path)
     order = OrderPairing()
+    model: object = None
     for number_, step in json_lines(path, max_line_bytes):
         if isinstance(step, BadLine):
             yield step
@@ -84,11 +88,14 @@ def read(
             yield BadLine(number_, "not a JSON object")
             continue
         kind = step.get("type") if isinstance(step.get("type"), str) else ""
+        if kind == "USER_INPUT" and isinstance(step.get("content"), str):
+            picked = _MODEL_PICKED.search(step["content"])
+            model = picked.group(1).strip() if picked else model
         step_usage = step.get("usage")
         if isinstance(step_usage, dict):
             turn = usage(
                 session,
-                step.get("model"),
+                step.get("model") or model,
                 prompt_with_cache=number(step_usage.get("input_tokens"))
                 or number(step_usage.get("prompt_token_count")),
                 output=number(step_usage.get("output_tokens"))
