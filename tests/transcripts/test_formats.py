@@ -324,3 +324,12 @@ def test_a_first_line_longer_than_the_head_is_read_alone(tmp_path: Path) -> None
     document.write_text(json.dumps(value))  # one line, no newline: a whole document
     assert detect(document) == Detection("gemini", True, True)
     assert outcomes(document) == [("ls-1", "list_directory", "ok")]
+
+
+def test_qwen_codes_older_sessions_are_gemini_format_but_qwens(tmp_path: Path) -> None:
+    older = tmp_path / ".qwen" / "tmp" / "77aa01" / "chats" / GEMINI_JSON.name
+    older.parent.mkdir(parents=True)
+    shutil.copyfile(GEMINI_JSON, older)
+    assert detect(older).name == "gemini"  # the format, from the content
+    summary = summarize_file(older)
+    assert summary.format == "qwen" and outcomes(older) == [("ls-1", "list_directory", "ok")]

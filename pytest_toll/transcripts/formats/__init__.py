@@ -149,7 +149,12 @@ def _detect(name: str, size: int, mtime_ns: int) -> Detection:
 
 def transcript_format(path: Path) -> str:
     """The agent that wrote a transcript file (``claude`` when no format claims it)."""
-    return detect(path).name
+    name = detect(path).name
+    if name == gemini.NAME and ".qwen" in path.parts:
+        # Qwen Code's older sessions are in Gemini CLI's format (Qwen Code is its fork): the
+        # content says the format, the folder which of the two agents wrote it.
+        return qwen.NAME
+    return name
 
 
 def session_name(path: Path) -> str:
