@@ -13,7 +13,7 @@ from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import RuleOverrides
 from pytest_toll.gate.ledger import load_ledger, update_ledger
 from pytest_toll.transcripts.decisions import initial_settings, judge_decisions, section_roots
-from pytest_toll.transcripts.readers import default_roots
+from pytest_toll.transcripts.locations import default_roots
 from pytest_toll.transcripts.scan import ReadOptions, scan
 
 

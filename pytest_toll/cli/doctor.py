@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_VIOLATION
 from pytest_toll.cli._ledger import add_ledger_option, ledger_path
@@ -20,6 +19,7 @@ from pytest_toll.core import selfcheck, tokens
 from pytest_toll.core.errors import UsageError
 from pytest_toll.gate.ledger import load_ledger
 from pytest_toll.gate.settings import ledger_catalogue
+from pytest_toll.transcripts.locations import agent_roots, discover
 from pytest_toll.transcripts.readers import ENVIRONMENT_VARIABLE, default_roots
 from pytest_toll.transcripts.scan import cache_dir
 
@@ -101,7 +101,11 @@ def _cache(_args: argparse.Namespace) -> Check:
 
 
 def _roots(_args: argparse.Namespace) -> Check:
-    roots = default_roots()
+    # TOLL_TRANSCRIPTS when set, else every folder where an agent keeps its sessions.
+    if os.environ.get(ENVIRONMENT_VARIABLE, "").strip():
+        roots = default_roots()
+    else:
+        roots = list(dict.fromkeys(root for _, root in agent_roots()))
     found = [root for root in roots if root.exists()]
     shown = ", ".join(str(root) for root in roots)
     if not found:
@@ -111,16 +115,12 @@ def _roots(_args: argparse.Namespace) -> Check:
             f"none of the default roots exist ({shown})",
             f"pass --root DIR to the transcript verbs, or set {ENVIRONMENT_VARIABLE}",
         )
-    files = sum(1 for root in found for _ in _jsonl(root))
+    files = len(discover(found))
     return Check(
         "transcript roots",
         OK,
-        f"found {', '.join(str(root) for root in found)} ({files:,} .jsonl files)",
+        f"found {', '.join(str(root) for root in found)} ({files:,} transcript files)",
     )
-
-
-def _jsonl(root: Path) -> list[Path]:
-    return [root] if root.is_file() else list(root.rglob("*.jsonl"))
 
 
 def _ledger(args: argparse.Namespace) -> Check:

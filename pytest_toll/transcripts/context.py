@@ -19,6 +19,8 @@ from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.models import Model, Scale, find_model
 from pytest_toll.core.tokens import TOKENIZER_NAME, scaled_method
 from pytest_toll.transcripts.counting import image_tokens, text_counter
+from pytest_toll.transcripts.formats import read_records, session_name
+from pytest_toll.transcripts.formats.base import PairedByOrder
 from pytest_toll.transcripts.readers import (
     BadLine,
     BoundaryRecord,
@@ -27,7 +29,6 @@ from pytest_toll.transcripts.readers import (
     TextRecord,
     UsageRecord,
     is_subagent_file,
-    read_records,
 )
 from pytest_toll.transcripts.scan import select_files
 
@@ -175,7 +176,7 @@ def find_session(roots: Sequence[Path], session: str | None, cwd: Path | None = 
         files = [
             (path, status)
             for path, status in files
-            if path.stem == session or path.stem.startswith(session) or session in path.stem
+            if session in path.stem or session in session_name(path)
         ]
         if not files:
             raise CouldNotJudge(
@@ -191,7 +192,7 @@ def _main_session_records(path: Path) -> Iterator[SessionRecord]:
     subagent's ``:`` suffix (a subagent's context is not this one); bad lines are skipped."""
     main: str | None = None
     for record in read_records(path, with_text=True):
-        if isinstance(record, BadLine):
+        if isinstance(record, (BadLine, PairedByOrder)):
             continue
         if main is None and ":" not in record.session:
             main = record.session

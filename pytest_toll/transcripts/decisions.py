@@ -25,7 +25,7 @@ from typing import Any
 from pytest_toll.core.errors import UsageError, require_non_negative_number
 from pytest_toll.core.findings import ERROR, Finding, RuleOverrides, worst_first
 from pytest_toll.core.tokens import O200K, TOKENIZER_NAME
-from pytest_toll.transcripts.readers import default_roots
+from pytest_toll.transcripts.locations import default_roots
 from pytest_toll.transcripts.report import ShapeRow
 from pytest_toll.transcripts.scan import ReadOptions, cache_dir, scan
 

@@ -2,8 +2,10 @@
 
 ``ok`` (text or images came back), ``error`` (the tool said it failed), ``empty`` (nothing
 came back), ``truncated`` (the tool cut its output short), ``opaque`` (structured blocks with
-no text or image — not a failure, not ranked) and ``unpaired`` (a call whose result never
-appears — never free, never ranked). Only ``ok`` tolls are ranked.
+no text or image — not a failure, not ranked), ``unpaired`` (a call whose result never
+appears — never free, never ranked) and ``result not recorded`` (a call in a format that
+does not write results, Cursor's: counted, never called unpaired, never ranked). Only ``ok``
+tolls are ranked.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Final, Literal
 
 from pytest_toll.transcripts.readers import ResultRecord
 
-Outcome = Literal["ok", "error", "empty", "truncated", "opaque", "unpaired"]
+Outcome = Literal["ok", "error", "empty", "truncated", "opaque", "unpaired", "result not recorded"]
 
 OUTCOME_OK: Final = "ok"
 #: The tool said it failed (not a finding's severity, not an exit code).
@@ -22,6 +24,8 @@ OUTCOME_EMPTY: Final = "empty"
 OUTCOME_TRUNCATED: Final = "truncated"
 OUTCOME_OPAQUE: Final = "opaque"
 OUTCOME_UNPAIRED: Final = "unpaired"
+#: The format keeps calls but not what they returned (Cursor): nothing went missing.
+OUTCOME_NOT_RECORDED: Final = "result not recorded"
 #: Every outcome, in the order reports list them.
 OUTCOMES: tuple[Outcome, ...] = (
     OUTCOME_OK,
@@ -30,8 +34,9 @@ OUTCOMES: tuple[Outcome, ...] = (
     OUTCOME_TRUNCATED,
     OUTCOME_OPAQUE,
     OUTCOME_UNPAIRED,
+    OUTCOME_NOT_RECORDED,
 )
-#: Outcomes that say something about the tool; opaque and unpaired are not judged.
+#: Outcomes that say something about the tool; opaque, unpaired and not recorded are not.
 JUDGED: tuple[Outcome, ...] = (OUTCOME_OK, OUTCOME_ERROR, OUTCOME_EMPTY, OUTCOME_TRUNCATED)
 
 # Markers tools print when they cut output short (Claude Code, Codex, common MCP servers);
@@ -40,7 +45,7 @@ _TRUNCATED = re.compile(
     r"\d+ (?:lines|characters|chars|bytes|tokens) truncated"
     r"|\[(?:output )?truncated|<response clipped>|output too large"
     r"|\[\.\.\. ?omitted \d+ of \d+ lines|^Total output lines: \d+|\(truncated\)"
-    r"|\.\.\. \(\d+ more (?:lines|characters)\)",
+    r"|\.\.\. \(\d+ more (?:lines|characters)\)|<truncated \d+ (?:lines|characters|bytes)>",
     re.IGNORECASE | re.MULTILINE,
 )
 _MARKER_WINDOW = 800

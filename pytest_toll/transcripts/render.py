@@ -9,6 +9,9 @@ from __future__ import annotations
 from pytest_toll.transcripts.outcomes import OUTCOME_OK, OUTCOMES
 from pytest_toll.transcripts.report import ScanReport
 
+#: Sessions paired by order named in the text view (``--json`` lists them all).
+PAIRED_SHOWN = 5
+
 
 def _multiple(value: float | None) -> str:
     return "n/a (no usage blocks)" if value is None else f"×{value:,.1f}"
@@ -25,6 +28,21 @@ def render_scan(report: ScanReport) -> str:
     header = (
         f"{'shape':<32} {'calls':>6} {'ok':>6} {'ok tokens':>11} {'median':>7} {'p90':>7}  outcomes"
     )
+    if report.agents:
+        found = ", ".join(
+            f"{agent} {count:,} session{'s' if count != 1 else ''}"
+            for agent, count in report.agents.items()
+        )
+        lines.insert(1, f"agents: {found}")
+    if report.paired_by_order:
+        shown = ", ".join(report.paired_by_order[:PAIRED_SHOWN])
+        more = len(report.paired_by_order) - PAIRED_SHOWN
+        lines.insert(
+            2 if report.agents else 1,
+            f"paired by order (the format has no call ids): "
+            f"{len(report.paired_by_order):,} session(s): {shown}"
+            + (f" and {more:,} more (--json lists all)" if more > 0 else ""),
+        )
     lines.append(header)
     for row in report.shapes:
         outcomes = " ".join(

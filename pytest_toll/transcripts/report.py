@@ -16,11 +16,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_toll.core.tokens import TOKENIZER_NAME
-from pytest_toll.transcripts.outcomes import JUDGED, OUTCOME_OK, OUTCOME_UNPAIRED, OUTCOMES
+from pytest_toll.transcripts.formats import AGENTS
+from pytest_toll.transcripts.outcomes import (
+    JUDGED,
+    OUTCOME_NOT_RECORDED,
+    OUTCOME_OK,
+    OUTCOME_UNPAIRED,
+    OUTCOMES,
+)
 from pytest_toll.transcripts.summary import FileSummary, Repeat
 
 #: Bump when the report made from the same summaries changes, so cached reports are not served.
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 
 SUSPICIOUS_MIN_JUDGED = 3
 SUSPICIOUS_OK_RATIO = 0.5
@@ -85,6 +92,10 @@ class ScanReport:
     problems: dict[str, list[str]] = field(default_factory=dict)
     unreadable_by_file: dict[str, int] = field(default_factory=dict)
     tokenizer: str = TOKENIZER_NAME
+    #: sessions read per agent (claude, codex, gemini, …), in the agents' order
+    agents: dict[str, int] = field(default_factory=dict)
+    #: sessions whose calls were paired with their results by order (their format has no ids)
+    paired_by_order: list[str] = field(default_factory=list)
 
     @property
     def waste_ratio(self) -> float:
@@ -131,6 +142,8 @@ class ScanReport:
             "wasted_tokens": self.wasted_tokens,
             "waste_ratio": self.waste_ratio,
             "amplification": self.amplification,
+            "agents": dict(self.agents),
+            "paired_by_order": list(self.paired_by_order),
         }
 
 
@@ -197,12 +210,16 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
     seen_calls = DigestSet()
     seen_turns = DigestSet()
     sessions: set[str] = set()
+    by_agent: dict[str, set[str]] = {}
+    by_order: set[str] = set()
     unreadable = orphans = admitted = prompt = images = files = 0
     problems: dict[str, list[str]] = {}
     unreadable_by_file: dict[str, int] = {}
     for summary in summaries:
         files += 1
         sessions.update(summary.sessions)
+        by_agent.setdefault(summary.format, set()).update(summary.sessions)
+        by_order.update(summary.paired_by_order)
         unreadable += summary.unreadable_lines
         if summary.unreadable_lines:
             problems[summary.path] = summary.problems
@@ -226,7 +243,7 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
             entry.by_outcome[outcome] = entry.by_outcome.get(outcome, 0) + 1
             if outcome == OUTCOME_OK:
                 entry.ok_tokens.append(tokens)
-            if outcome != OUTCOME_UNPAIRED:
+            if outcome != OUTCOME_UNPAIRED and outcome != OUTCOME_NOT_RECORDED:
                 admitted += tokens
         for repeat in summary.repeats:
             same = (
@@ -284,4 +301,14 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
         images=images,
         problems=problems,
         unreadable_by_file=unreadable_by_file,
+        agents={
+            agent: len(by_agent[agent])
+            for agent in sorted(by_agent, key=lambda name: (_agent_rank(name), name))
+            if by_agent[agent]
+        },
+        paired_by_order=sorted(by_order),
     )
+
+
+def _agent_rank(name: str) -> int:
+    return AGENTS.index(name) if name in AGENTS else len(AGENTS)

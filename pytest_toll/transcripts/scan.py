@@ -24,12 +24,9 @@ from typing import TextIO
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.tokens import exact_count
 from pytest_toll.transcripts.cache import SummaryCache, cache_dir, fingerprint, report_key
-from pytest_toll.transcripts.readers import (
-    CLAUDE,
-    discover,
-    segment_bounds,
-    transcript_format,
-)
+from pytest_toll.transcripts.formats import transcript_format, tree_status
+from pytest_toll.transcripts.locations import discover
+from pytest_toll.transcripts.readers import CLAUDE, segment_bounds
 from pytest_toll.transcripts.report import ScanReport, build_report
 from pytest_toll.transcripts.summary import (
     FileSummary,
@@ -77,7 +74,9 @@ def select_files(
     cutoff = time.time() - since_days * 86400 if since_days is not None else None
     for path in discover(list(roots)):
         try:
-            status = path.stat()
+            # A session read from more than its file (a storage tree, a database and its
+            # log) is versioned by all of them, so the cache sees any change.
+            status = tree_status(path, path.stat())
         except OSError:
             continue
         if cutoff is not None and status.st_mtime < cutoff:

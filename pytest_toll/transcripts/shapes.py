@@ -211,11 +211,19 @@ def shape_of_command(command: str, _depth: int = 0) -> str:
     return f"$ {verb}"
 
 
+#: The other agents' shell tools: Gemini CLI's and Qwen's, Antigravity's (``CommandLine``),
+#: Cline's, OpenHands'.
+AGENT_SHELL_TOOLS = SHELL_TOOLS | {
+    "run_shell_command", "run_command", "execute_command", "execute_bash"
+}  # fmt: skip
+
+
 def command_of(tool: str, arguments: Mapping[str, Any]) -> str | None:
-    """The shell command of a Bash-like call (Claude's Bash, Codex's shell tools), or None."""
-    if tool.lower() not in SHELL_TOOLS:
+    """The shell command of a Bash-like call (Claude's Bash, Codex's and the other agents'
+    shell tools), or None."""
+    if tool.lower() not in AGENT_SHELL_TOOLS:
         return None
-    value = arguments.get("command", arguments.get("cmd"))
+    value = arguments.get("command", arguments.get("cmd", arguments.get("CommandLine")))
     if isinstance(value, list) and all(isinstance(part, str) for part in value):
         if (
             len(value) >= 3

@@ -15,7 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.counting import image_tokens, text_counter
-from pytest_toll.transcripts.outcomes import OUTCOME_OK, OUTCOME_UNPAIRED, Outcome, outcome_of
+from pytest_toll.transcripts.formats import read_records, results_recorded, transcript_format
+from pytest_toll.transcripts.formats.base import CutResult, PairedByOrder
+from pytest_toll.transcripts.outcomes import (
+    OUTCOME_ERROR,
+    OUTCOME_NOT_RECORDED,
+    OUTCOME_OK,
+    OUTCOME_TRUNCATED,
+    OUTCOME_UNPAIRED,
+    Outcome,
+    outcome_of,
+)
 from pytest_toll.transcripts.readers import (
     CLAUDE,
     MAX_LINE_BYTES,
@@ -25,13 +35,11 @@ from pytest_toll.transcripts.readers import (
     ResultRecord,
     TextRecord,
     UsageRecord,
-    read_records,
-    transcript_format,
 )
 from pytest_toll.transcripts.shapes import MUTATING_TOOLS, normal_path, shape_and_target
 
 #: Bump when a summary's meaning changes, so stale cache entries are ignored.
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 
 
 @dataclass
@@ -93,6 +101,8 @@ class FileSummary:
     #: files counts each call and turn once by these keys.
     call_log: list[list[Any]] = field(default_factory=list)
     turn_log: list[list[Any]] = field(default_factory=list)
+    #: sessions whose calls were paired with their results by order: the format has no ids
+    paired_by_order: list[str] = field(default_factory=list)
 
     @property
     def calls(self) -> int:
@@ -132,6 +142,7 @@ class _Pending:
 #   ["U", session, message id | None, model, prompt, input, output, cache read, cache write]
 #   ["T", session, tokens, images]      (conversation text, drift only)
 #   ["B", session]                      (compaction boundary)
+#   ["O", session]                      (the session's calls were paired by order)
 #   ["X", line number in the segment, reason]
 Fact = list[Any]
 # What a repeat's epoch counts: edits of the read file, nothing, or any edit in the session.
@@ -218,6 +229,12 @@ def segment_facts(
             append(["B", record.session])
         elif type(record) is BadLine:
             append(["X", record.line, record.reason])
+        elif type(record) is CutResult:
+            tokens = count(record.text) if record.text else 0
+            outcome = OUTCOME_ERROR if record.is_error else OUTCOME_TRUNCATED
+            append(["R", record.session, record.call_id, outcome, tokens, len(record.images)])
+        elif type(record) is PairedByOrder:
+            append(["O", record.session])
     lines = _line_count(path, start, end) if count_lines else 0
     return SegmentFacts(facts, lines)
 
@@ -263,6 +280,8 @@ def fold(
     added: Tally[str] = Tally()
     tainted: set[str] = set()
     claude = format == CLAUDE
+    # A format that never writes results leaves its calls unanswered by design, not unpaired.
+    unanswered: Outcome = OUTCOME_UNPAIRED if results_recorded(format) else OUTCOME_NOT_RECORDED
 
     def tally(call_id: str, shape: str, outcome: Outcome, tokens: int) -> None:
         summary.call_log.append([call_id, shape, outcome, tokens])
@@ -366,9 +385,11 @@ def fold(
                 sessions.setdefault(session, None)
                 last_prompt.pop(session, None)
                 added[session] = 0
+            elif kind == "O" and session not in summary.paired_by_order:
+                summary.paired_by_order.append(session)
         offset += segment.lines
     for call_id, pending in calls.items():
-        tally(call_id, pending.shape, OUTCOME_UNPAIRED, 0)
+        tally(call_id, pending.shape, unanswered, 0)
     # Results whose call never appeared are not attributed to any shape.
     summary.orphan_results += len(early_results)
     summary.sessions = list(sessions)

@@ -77,7 +77,7 @@ def test_doctor_all_well_then_each_problem_with_its_fix(tmp_path: Path) -> None:
         ["ok", "transcript"],
         ["ok", "ledger"],
     ]
-    assert "(1 .jsonl files)" in well.stdout
+    assert "(1 transcript files)" in well.stdout
     (tmp_path / "blocked").write_text("a file, not a folder", encoding="utf-8")
     (tmp_path / "toll.yaml").write_text("version: 1\nmodels:\n  x: {window: 5}\n", encoding="utf-8")
     sick = toll(

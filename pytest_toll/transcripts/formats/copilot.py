@@ -1,0 +1,129 @@
+"""GitHub Copilot CLI sessions: ``~/.copilot/session-state/<id>.jsonl`` or
+``<id>/events.jsonl``, one event a line: ``{"type", "data", "id", "timestamp", "parentId"}``.
+
+``tool.execution_start`` (``toolCallId``, ``toolName``, ``arguments``) is a call and
+``tool.execution_complete`` (``toolCallId``, ``success``, ``result.content`` — what the model
+reads; ``detailedContent`` is for the screen — or ``error``) its result, by ``toolCallId``.
+An ``assistant.message``'s ``toolRequests`` name calls too (kept when no start event
+follows). ``assistant.usage`` is one turn (``inputTokens`` includes ``cacheReadTokens``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_toll.transcripts.formats.base import (
+    FormatRecord,
+    arguments_of,
+    call_text,
+    items,
+    json_lines,
+    number,
+    text_of,
+    usage,
+)
+from pytest_toll.transcripts.readers import (
+    BadLine,
+    BoundaryRecord,
+    CallRecord,
+    ResultRecord,
+    SessionRecord,
+    TextRecord,
+)
+
+NAME = "copilot"
+
+
+def sniff(value: object) -> bool:
+    if not isinstance(value, dict) or not isinstance(value.get("data"), dict):
+        return False
+    kind = value.get("type")
+    return isinstance(kind, str) and kind.startswith(
+        ("session.", "tool.execution_", "assistant.", "user.message")
+    )
+
+
+def _call(data: Mapping[str, Any], name_key: str, session: str) -> CallRecord | None:
+    call_id = data.get("toolCallId")
+    if not isinstance(call_id, str):
+        return None
+    name = data.get(name_key)
+    tool = name if isinstance(name, str) and name else "unknown"
+    return CallRecord(session, call_id, tool, arguments_of(data.get("arguments")))
+
+
+def _records(
+    kind: object, data: Mapping[str, Any], event_id: object, session: str, with_text: bool
+) -> list[SessionRecord]:
+    if kind == "tool.execution_start":
+        call = _call(data, "toolName", session)
+        return [call] if call is not None else []
+    if kind == "tool.execution_complete":
+        call_id = data.get("toolCallId")
+        if not isinstance(call_id, str):
+            return []
+        result = data.get("result")
+        text = text_of(result.get("content") if isinstance(result, dict) else result)
+        error = data.get("error")
+        if not text and error is not None:
+            text = text_of(error.get("message") if isinstance(error, dict) else error)
+        return [ResultRecord(session, call_id, text, data.get("success") is False)]
+    if kind == "assistant.usage":
+        turn = usage(
+            session,
+            data.get("model"),
+            prompt_with_cache=number(data.get("inputTokens")),
+            output=number(data.get("outputTokens")),
+            cache_read=number(data.get("cacheReadTokens")),
+            cache_write=number(data.get("cacheWriteTokens")),
+            message_id=event_id if isinstance(event_id, str) else None,
+        )
+        return [turn] if turn is not None else []
+    if kind == "session.compaction_complete":
+        return [BoundaryRecord(session)]
+    if kind == "assistant.message":
+        records: list[SessionRecord] = []
+        for request in items(data.get("toolRequests")):
+            call = _call(request, "name", session) if isinstance(request, dict) else None
+            if call is not None:
+                records.append(call)
+        if with_text and text_of(data.get("content")):
+            records.append(TextRecord(session, "assistant", text_of(data.get("content"))))
+        return records
+    if with_text and kind == "user.message" and text_of(data.get("content")):
+        return [TextRecord(session, "user", text_of(data.get("content")))]
+    if with_text and kind == "assistant.reasoning" and text_of(data.get("content")):
+        return [TextRecord(session, "thinking", text_of(data.get("content")))]
+    return []
+
+
+def read(
+    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
+) -> Iterator[FormatRecord]:
+    # <id>/events.jsonl names its session by its folder; <id>.jsonl by its own name.
+    session = path.parent.name if path.stem == "events" else path.stem
+    seen_calls: set[str] = set()
+    for number_, line in json_lines(path, max_line_bytes):
+        if isinstance(line, BadLine):
+            yield line
+            continue
+        if not isinstance(line, dict):
+            yield BadLine(number_, "not a JSON object")
+            continue
+        data = line.get("data")
+        if not isinstance(data, dict):
+            continue
+        kind = line.get("type")
+        if kind == "session.start" and isinstance(data.get("sessionId"), str):
+            session = data["sessionId"] or session
+            continue
+        for record in _records(kind, data, line.get("id"), session, with_text):
+            if type(record) is CallRecord:
+                if record.call_id in seen_calls:
+                    continue
+                seen_calls.add(record.call_id)
+                if with_text:
+                    yield call_text(session, record.tool, record.input)
+            yield record

@@ -1,0 +1,257 @@
+"""Gemini CLI sessions: ``~/.gemini/tmp/<project>/chats/session-*.jsonl`` and ``.json``, and
+``/chat save`` checkpoints (a list of Gemini ``Content``).
+
+- JSON lines (newer): a metadata line (``sessionId``, ``projectHash``, ``startTime``, no
+  ``type``), message lines (``id``, ``type``: user, gemini, info, error…) and ``{"$set": …}``
+  patches. A message is appended again under the same id as it grows (a reply streaming, its
+  tool calls finishing): the last line of an id wins. A ``$set`` of ``messages`` rewrites the
+  whole history (a resumed or compressed session): what came before it is replaced.
+- JSON (older): one object, ``sessionId`` and a ``messages`` list of the same messages.
+- A checkpoint: ``[{"role": "user"|"model", "parts": [...]}]``; ``functionCall`` and
+  ``functionResponse`` parts pair by id when they carry one, else by name and order.
+
+A ``gemini`` message holds its calls and their results together (``toolCalls[]``: ``id``,
+``name``, ``args``, ``result`` as ``functionResponse`` parts, ``status``), and its usage in
+``tokens`` (``input`` includes ``cached``; ``thoughts`` are output; ``tool`` is prompt).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_toll.transcripts.formats.base import (
+    FormatRecord,
+    OrderPairing,
+    arguments_of,
+    call_text,
+    document_or_bad_line,
+    items,
+    json_lines,
+    number,
+    text_of,
+    usage,
+)
+from pytest_toll.transcripts.readers import (
+    BadLine,
+    CallRecord,
+    ResultRecord,
+    SessionRecord,
+    TextRecord,
+)
+
+NAME = "gemini"
+_MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+
+
+def is_metadata_line(line: Mapping[str, Any]) -> bool:
+    return isinstance(line.get("sessionId"), str) and "projectHash" in line and "type" not in line
+
+
+def sniff(value: object) -> bool:
+    """A Gemini CLI session (its metadata line, or the whole JSON object) or a checkpoint."""
+    if isinstance(value, dict):
+        if is_metadata_line(value):
+            return True
+        patch = value.get("$set")
+        if isinstance(patch, dict) and ("lastUpdated" in patch or "messages" in patch):
+            return True
+        return isinstance(value.get("messages"), list) and "projectHash" in value
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        first = value[0]
+        return first.get("role") in ("user", "model") and isinstance(first.get("parts"), list)
+    return False
+
+
+def _parts_result(parts: object) -> tuple[str, bool]:
+    """The text a tool's ``functionResponse`` parts gave back, and whether it was an error."""
+    texts: list[str] = []
+    failed = False
+    items = parts if isinstance(parts, list) else [parts]
+    for part in items:
+        if not isinstance(part, dict):
+            if isinstance(part, str):
+                texts.append(part)
+            continue
+        response = part.get("functionResponse")
+        if isinstance(response, dict):
+            body = response.get("response")
+            if isinstance(body, dict) and "error" in body:
+                failed = True
+                texts.append(text_of(body.get("error")))
+            elif isinstance(body, dict) and "output" in body:
+                texts.append(text_of(body.get("output")))
+            elif body is not None:
+                texts.append(text_of(body))
+        elif isinstance(part.get("text"), str):
+            texts.append(part["text"])
+    return "\n".join(texts), failed
+
+
+def message_records(
+    message: Mapping[str, Any], session: str, with_text: bool
+) -> list[SessionRecord]:
+    """The records of one chat-recording message (shared with Qwen's older layout)."""
+    kind = message.get("type")
+    records: list[SessionRecord] = []
+    if kind == "user":
+        if with_text:
+            text = text_of(message.get("content"))
+            if text:
+                records.append(TextRecord(session, "user", text))
+        return records
+    if kind != "gemini":
+        return records
+    message_id = message.get("id")
+    tokens = message.get("tokens")
+    if isinstance(tokens, dict):
+        turn = usage(
+            session,
+            message.get("model"),
+            prompt_with_cache=number(tokens.get("input")) + number(tokens.get("tool")),
+            output=number(tokens.get("output")) + number(tokens.get("thoughts")),
+            cache_read=number(tokens.get("cached")),
+            message_id=f"{session}/{message_id}" if isinstance(message_id, str) else None,
+        )
+        if turn is not None:
+            records.append(turn)
+    if with_text:
+        for thought in items(message.get("thoughts")):
+            if isinstance(thought, dict):
+                text = text_of(thought.get("description"))
+                if text:
+                    records.append(TextRecord(session, "thinking", text))
+        text = text_of(message.get("content"))
+        if text:
+            records.append(TextRecord(session, "assistant", text))
+    for call in items(message.get("toolCalls")):
+        if not isinstance(call, dict) or not isinstance(call.get("id"), str):
+            continue
+        name = call.get("name")
+        tool = name if isinstance(name, str) and name else "unknown"
+        arguments = arguments_of(call.get("args"))
+        records.append(CallRecord(session, call["id"], tool, arguments))
+        if with_text:
+            records.append(call_text(session, tool, arguments))
+        status = call.get("status")
+        if "result" not in call or call.get("result") is None:
+            if status in ("error", "cancelled"):
+                text = text_of(call.get("resultDisplay"))
+                records.append(ResultRecord(session, call["id"], text, True))
+            continue  # still running when the session ended: unpaired
+        text, failed = _parts_result(call.get("result"))
+        records.append(
+            ResultRecord(session, call["id"], text, failed or status in ("error", "cancelled"))
+        )
+    return records
+
+
+def _jsonl(path: Path, with_text: bool, max_line_bytes: int) -> Iterator[FormatRecord]:
+    # Pass one finds where each message id is written last and the last full rewrite; pass
+    # two yields each message from that line only. Both stream: only ids and numbers are held.
+    last_line: dict[str, int] = {}
+    rewrite = 0
+    for number_, line in json_lines(path, max_line_bytes):
+        if not isinstance(line, dict):
+            continue
+        patch = line.get("$set")
+        if isinstance(patch, dict) and isinstance(patch.get("messages"), list):
+            rewrite = number_
+            for message in patch["messages"]:
+                if isinstance(message, dict) and isinstance(message.get("id"), str):
+                    last_line[message["id"]] = number_
+        elif isinstance(line.get("id"), str) and line.get("type") in _MESSAGE_TYPES:
+            last_line[line["id"]] = number_
+    session = path.stem
+    for number_, line in json_lines(path, max_line_bytes):
+        if isinstance(line, BadLine):
+            yield line
+            continue
+        if not isinstance(line, dict):
+            yield BadLine(number_, "not a JSON object")
+            continue
+        if is_metadata_line(line):
+            session = line["sessionId"] or session
+            continue
+        patch = line.get("$set")
+        if isinstance(patch, dict):
+            if number_ == rewrite:
+                for message in patch["messages"]:
+                    if not isinstance(message, dict):
+                        continue
+                    message_id = message.get("id")
+                    if not isinstance(message_id, str) or last_line.get(message_id) == number_:
+                        yield from message_records(message, session, with_text)
+            continue
+        if number_ < rewrite:
+            continue
+        message_id = line.get("id")
+        if isinstance(message_id, str) and last_line.get(message_id) != number_:
+            continue  # written again further on: the last one wins
+        yield from message_records(line, session, with_text)
+
+
+def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[FormatRecord]:
+    order = OrderPairing()
+    for content in contents:
+        if not isinstance(content, dict):
+            continue
+        role = content.get("role")
+        for part in items(content.get("parts")):
+            if not isinstance(part, dict):
+                continue
+            call = part.get("functionCall")
+            response = part.get("functionResponse")
+            if isinstance(call, dict):
+                name = call.get("name")
+                tool = name if isinstance(name, str) and name else "unknown"
+                arguments = arguments_of(call.get("args"))
+                if isinstance(call.get("id"), str):
+                    yield CallRecord(session, call["id"], tool, arguments)
+                else:
+                    yield order.call(session, tool, arguments)
+                if with_text:
+                    yield call_text(session, tool, arguments)
+            elif isinstance(response, dict):
+                text, failed = _parts_result([part])
+                if isinstance(response.get("id"), str):
+                    yield ResultRecord(session, response["id"], text, failed)
+                    continue
+                name = response.get("name")
+                call_id = order.answer(session, name if isinstance(name, str) else None)
+                if call_id is not None:
+                    yield from order.flag(session)
+                    yield ResultRecord(session, call_id, text, failed)
+            elif with_text and isinstance(part.get("text"), str) and part["text"]:
+                kind = (
+                    "thinking"
+                    if part.get("thought") is True
+                    else ("user" if role == "user" else "assistant")
+                )
+                yield TextRecord(session, kind, part["text"])
+
+
+def read(
+    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
+) -> Iterator[FormatRecord]:
+    if not document:
+        yield from _jsonl(path, with_text, max_line_bytes)
+        return
+    value, bad = document_or_bad_line(path)
+    if bad is not None:
+        yield bad
+        return
+    if isinstance(value, list):
+        yield from _checkpoint(value, path.stem, with_text)
+        return
+    if not isinstance(value, dict):
+        return
+    session = value.get("sessionId")
+    session = session if isinstance(session, str) and session else path.stem
+    messages = [m for m in items(value.get("messages")) if isinstance(m, dict)]
+    last = {m["id"]: index for index, m in enumerate(messages) if isinstance(m.get("id"), str)}
+    for index, message in enumerate(messages):
+        if isinstance(message.get("id"), str) and last[message["id"]] != index:
+            continue
+        yield from message_records(message, session, with_text)

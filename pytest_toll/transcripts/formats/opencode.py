@@ -1,0 +1,259 @@
+"""OpenCode sessions, in the three forms it keeps them:
+
+- the storage tree (``~/.local/share/opencode/storage``): ``session/<project>/<id>.json`` (the
+  session), ``message/<session>/<id>.json`` (each message's info), ``part/<message>/<id>.json``
+  (its parts). The session file stands for the session; its messages and parts are read
+  from beside it, in id order (OpenCode's ids sort by time);
+- its newer SQLite database (``opencode.db``): tables ``session``, ``message`` and ``part``
+  whose ``data`` column holds the same JSON; opened read-only, never written;
+- ``opencode export`` JSON: ``{"info": <session>, "messages": [{"info", "parts"}]}``.
+
+A ``tool`` part is a call and its result together: ``callID``, ``tool``, ``state.input`` and
+``state.output`` (status ``completed``) or ``state.error`` (status ``error``); a part still
+``pending`` or ``running`` has no result (unpaired). Usage comes from each ``step-finish``
+part (one model request) or, without them, the assistant message's ``tokens``
+(``input`` without the cache, ``cache.read``, ``cache.write``, ``output`` and ``reasoning``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_toll.transcripts.formats.base import (
+    FormatRecord,
+    arguments_of,
+    call_text,
+    document_or_bad_line,
+    items,
+    number,
+    text_of,
+)
+from pytest_toll.transcripts.readers import (
+    BadLine,
+    BoundaryRecord,
+    CallRecord,
+    ResultRecord,
+    SessionRecord,
+    TextRecord,
+    UsageRecord,
+)
+
+NAME = "opencode"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_TABLES = frozenset({"session", "message", "part"})
+
+
+def is_session_info(value: object) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("id"), str)
+        and value["id"].startswith("ses")
+        and ("projectID" in value or "directory" in value)
+        and "role" not in value
+    )
+
+
+def sniff(value: object) -> bool:
+    """An exported session, or a session file of the storage tree."""
+    if is_session_info(value):
+        return True
+    return (
+        isinstance(value, dict)
+        and is_session_info(value.get("info"))
+        and isinstance(value.get("messages"), list)
+    )
+
+
+def is_database(path: Path) -> bool:
+    """An SQLite file holding OpenCode's session, message and part tables."""
+    import sqlite3  # only a database pays for it
+
+    try:
+        with path.open("rb") as stream:
+            if stream.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                return False
+        connection = _connect(path)
+        try:
+            names = {row[0] for row in connection.execute("select name from sqlite_master")}
+        finally:
+            connection.close()
+    except (OSError, sqlite3.Error):
+        return False
+    return names >= _TABLES
+
+
+def _connect(path: Path) -> Any:
+    """A read-only connection: the database is OpenCode's, and a scan must never change it.
+    With no write-ahead log beside it (OpenCode not running), it is opened immutable: a
+    read-only open of a WAL database would still create its ``-wal`` and ``-shm`` files."""
+    import sqlite3
+
+    live = path.with_name(path.name + "-wal").exists()
+    flags = "mode=ro" if live else "mode=ro&immutable=1"
+    return sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True)
+
+
+def _usage(
+    session: str, message_id: str, info: Mapping[str, Any], tokens: object
+) -> UsageRecord | None:
+    if not isinstance(tokens, dict):
+        return None
+    cache = tokens.get("cache")
+    cache = cache if isinstance(cache, dict) else {}
+    record = UsageRecord(
+        session,
+        str(info.get("modelID") or "unknown"),
+        number(tokens.get("input")),
+        number(tokens.get("output")) + number(tokens.get("reasoning")),
+        number(cache.get("read")),
+        number(cache.get("write")),
+        0,
+        message_id,
+    )
+    return record if record.prompt or record.output else None
+
+
+def message_records(
+    session: str,
+    info: Mapping[str, Any],
+    parts: Iterable[Mapping[str, Any]],
+    with_text: bool,
+) -> Iterator[SessionRecord]:
+    """The records of one message and its parts, in part order."""
+    message_id = str(info.get("id") or "")
+    role = info.get("role")
+    steps = 0
+    for part in parts:
+        kind = part.get("type")
+        if kind == "tool" and isinstance(part.get("callID"), str):
+            state = part.get("state")
+            state = state if isinstance(state, dict) else {}
+            tool = str(part.get("tool") or "unknown")
+            arguments = arguments_of(state.get("input"))
+            yield CallRecord(session, part["callID"], tool, arguments)
+            if with_text:
+                yield call_text(session, tool, arguments)
+            status = state.get("status")
+            if status == "completed":
+                yield ResultRecord(session, part["callID"], text_of(state.get("output")), False)
+            elif status == "error":
+                yield ResultRecord(session, part["callID"], text_of(state.get("error")), True)
+        elif kind == "step-finish":
+            steps += 1
+            turn = _usage(session, f"{message_id}/{part.get('id')}", info, part.get("tokens"))
+            if turn is not None:
+                yield turn
+        elif kind == "compaction":
+            yield BoundaryRecord(session)
+        elif with_text and kind == "text" and text_of(part.get("text")):
+            yield TextRecord(session, "user" if role == "user" else "assistant", part["text"])
+        elif with_text and kind == "reasoning" and text_of(part.get("text")):
+            yield TextRecord(session, "thinking", part["text"])
+    if role == "assistant" and not steps:
+        turn = _usage(session, message_id, info, info.get("tokens"))
+        if turn is not None:
+            yield turn
+
+
+def _json_files(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.glob("*.json"), key=lambda path: path.name)
+    except OSError:
+        return []
+
+
+def _tree(path: Path, info: Mapping[str, Any], with_text: bool) -> Iterator[FormatRecord]:
+    session = str(info["id"])
+    if len(path.parents) < 3:
+        return
+    storage = path.parents[2]  # storage/session/<project>/<id>.json
+    for message_path in _json_files(storage / "message" / session):
+        message, bad = document_or_bad_line(message_path)
+        if bad is not None or not isinstance(message, dict):
+            yield BadLine(1, f"{message_path.name}: {bad.reason if bad else 'not an object'}")
+            continue
+        parts = []
+        for part_path in _json_files(storage / "part" / str(message.get("id"))):
+            part, bad = document_or_bad_line(part_path)
+            if bad is not None or not isinstance(part, dict):
+                yield BadLine(1, f"{part_path.name}: {bad.reason if bad else 'not an object'}")
+                continue
+            parts.append(part)
+        yield from message_records(session, message, parts, with_text)
+
+
+def _database(path: Path, with_text: bool) -> Iterator[FormatRecord]:
+    import sqlite3
+
+    try:
+        connection = _connect(path)
+    except sqlite3.Error as error:
+        yield BadLine(1, f"cannot open the database: {error}")
+        return
+    try:
+        messages = connection.execute(
+            "select id, session_id, data from message order by session_id, time_created, id"
+        )
+        for message_id, session, data in messages:
+            try:
+                info = json.loads(data)
+            except (TypeError, ValueError):
+                yield BadLine(1, f"message {message_id}: data is not JSON")
+                continue
+            if not isinstance(info, dict):
+                continue
+            info = {**info, "id": message_id}
+            parts = []
+            for part_id, part_data in connection.execute(
+                "select id, data from part where message_id = ? order by time_created, id",
+                (message_id,),
+            ):
+                try:
+                    part = json.loads(part_data)
+                except (TypeError, ValueError):
+                    yield BadLine(1, f"part {part_id}: data is not JSON")
+                    continue
+                if isinstance(part, dict):
+                    parts.append({**part, "id": part_id})
+            yield from message_records(str(session), info, parts, with_text)
+    except sqlite3.Error as error:
+        yield BadLine(1, f"cannot read the database: {error}")
+    finally:
+        connection.close()
+
+
+def read(
+    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
+) -> Iterator[FormatRecord]:
+    if is_database(path):
+        yield from _database(path, with_text)
+        return
+    value, bad = document_or_bad_line(path)
+    if bad is not None:
+        yield bad
+        return
+    if is_session_info(value):
+        yield from _tree(path, value, with_text)
+        return
+    if not isinstance(value, dict) or not is_session_info(value.get("info")):
+        return
+    session = str(value["info"]["id"])
+    for message in items(value.get("messages")):
+        if not isinstance(message, dict) or not isinstance(message.get("info"), dict):
+            continue
+        parts = [part for part in items(message.get("parts")) if isinstance(part, dict)]
+        yield from message_records(session, message["info"], parts, with_text)
+
+
+def tree_files(path: Path, info_id: str) -> Iterator[Path]:
+    """Every file a storage-tree session is read from (for its cache fingerprint)."""
+    yield path
+    if len(path.parents) < 3:
+        return
+    storage = path.parents[2]
+    for message_path in _json_files(storage / "message" / info_id):
+        yield message_path
+        yield from _json_files(storage / "part" / message_path.stem)
