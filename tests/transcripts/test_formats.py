@@ -110,8 +110,8 @@ def test_gemini_jsonl_last_append_wins_patches_skipped_bad_line_counted() -> Non
     assert [(b.line, b.reason) for b in of_type(GEMINI_JSONL, BadLine)] == [
         (9, "not a JSON object")
     ]
-    kinds = [r.kind for r in of_type(GEMINI_JSONL, TextRecord, with_text=True)]
-    assert kinds == ["user", "thinking", "assistant", "call", "call", "call", "call"]
+    sources = [r.source for r in of_type(GEMINI_JSONL, TextRecord, with_text=True)]
+    assert sources == ["user", "thinking", "assistant", "call", "call", "call", "call"]
 
 
 def test_gemini_messages_rewrite_replaces_what_came_before() -> None:
@@ -161,7 +161,7 @@ def test_opencode_storage_tree_export_and_database(tmp_path: Path) -> None:
     assert outcomes(database) == [("toolu_db1", "grep", "ok"), ("toolu_db2", "$ make", "error")]
     (turn,) = of_type(database, UsageRecord)
     assert (turn.session, turn.prompt, turn.model) == ("ses_db", 1005, "claude-sonnet-4-5")
-    assert [r.text for r in of_type(database, TextRecord, with_text=True) if r.kind == "user"] == [
+    assert [r.text for r in of_type(database, TextRecord, with_text=True) if r.source == "user"] == [
         "grep for TODO"
     ]
 
