@@ -10,7 +10,8 @@ Where pins live, per kind:
 - ``servers``: ``pin`` is the claude total (gated); ``tools`` holds per-tool pins, shown
   in the diff and ratcheted like the total, but the gate is the total;
 - ``skills``: ``pin`` is a map ``{metadata, body, references}`` and every level is gated
-  on its own (metadata growing cannot hide behind a shorter body);
+  on its own (metadata growing cannot hide behind a shorter body); a skill that runs
+  scripts also pins ``executed`` (their source), gated but outside its total and budget;
 - ``calls``: ``pin`` is the call's o200k total (gated); ``parts`` holds the pins of
   messages, system, skills and tools, shown in the diff and ratcheted like the total;
 - ``transcripts``: no token pin; its rules gate it and ``waste_ratio_pin`` ratchets;
@@ -25,6 +26,7 @@ from typing import Any, Literal
 
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
 from pytest_toll.gate.measurers import (
+    EXECUTED,
     measure_calls_entry,
     measure_servers_entry,
     measure_skills_entry,
@@ -56,6 +58,9 @@ class Kind:
     #: What of a measured entry every request pays before any work (the report's fixed
     #: cost): ``"total"``, the name of one part, or None.
     fixed_cost: str | None = None
+    #: Parts pinned and gated on their own but not in the entry's total (nor its budget):
+    #: a skill's ``executed`` scripts, whose source is not loaded.
+    parts_outside_total: tuple[str, ...] = ()
 
     def keys(self, entry_name: str) -> tuple[str, ...]:
         """The entry's path in the ledger: ``("servers", "files")``, ``("transcripts",)``."""
@@ -90,6 +95,7 @@ KINDS: dict[str, Kind] = {
             "pin",
             gated_parts=True,
             fixed_cost="metadata",
+            parts_outside_total=(EXECUTED,),
         ),
         Kind("calls", measure_calls_entry, "pin", "parts"),
         Kind("transcripts", measure_transcripts_entry, None, None, whole_section=True),

@@ -61,7 +61,9 @@ def pins_of(kind: str, entry: Mapping[str, Any]) -> tuple[int | None, dict[str, 
     total_key = KINDS[kind].total_pin_key
     if total_key is not None:
         return _int_or_none(entry.get(total_key)), parts
-    return (sum(parts.values()) if parts else None), parts
+    outside = KINDS[kind].parts_outside_total
+    loaded = [value for name, value in parts.items() if name not in outside]
+    return (sum(loaded) if loaded else None), parts
 
 
 def _lowest_budget(*budgets: int | None) -> int | None:
@@ -236,7 +238,7 @@ def _pin_change(result: EntryResult, policy: Policy) -> dict[str, int | None] | 
     if kind.gated_parts:
         new_total = 0
         for part in result.parts:
-            if part.measured is None:
+            if part.measured is None or part.name in kind.parts_outside_total:
                 continue
             value = _new_value(part.measured, part.pin, policy)
             new_total += part.pin if value is None and part.pin is not None else (value or 0)
