@@ -164,6 +164,11 @@ def judge(
     return result
 
 
+def _ratio(value: float) -> str:
+    # Fixed point, never 3e-06: the message is read on every report, the HTML page too.
+    return f"{value:.6f}".rstrip("0").rstrip(".") or "0"
+
+
 def _message(
     outcome: Outcome,
     total: int,
@@ -191,9 +196,15 @@ def _message(
             text += " — pin raised (--toll-allow-increase)"
         elif policy.tolerance:
             text += f" (tolerance {policy.tolerance:,})"
+        if policy.update and not accepted:
+            # A newcomer running --toll-update expects the pin to follow; say why it did not.
+            text += (
+                " — not raised: --toll-update only lowers pins; to accept the increase, run "
+                "again with --toll-update --toll-allow-increase"
+            )
     elif outcome == IMPROVED:
         lowered = [
-            f"{other['key']}: {other['measured']:.4g} is below {other['pin']:.4g}"
+            f"{other['key']}: {_ratio(other['measured'])} is below {_ratio(other['pin'])}"
             for other in others
             if other["pin"] is not None and other["measured"] < other["pin"]
         ]

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_toll._version import __version__
+from pytest_toll.report.model import tally_of
 from pytest_toll.report.svg import (
     BAD,
     GOOD,
@@ -28,6 +29,7 @@ from pytest_toll.report.svg import (
     line_chart,
     measured_bar,
     number,
+    signed,
     stacked_bar,
     treemap,
 )
@@ -95,14 +97,6 @@ def _label(entry: Mapping[str, Any]) -> str:
     return kind if kind == name else f"{kind}::{name}"
 
 
-def _signed(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if not value:
-        return "0"
-    return f"{value:+,}" if isinstance(value, int) else f"{value:+.4g}"
-
-
 def table(header: Sequence[str], rows: Iterable[Sequence[object]], numeric: Sequence[bool]) -> str:
     """A sortable table; ``numeric`` right-aligns a column."""
     head = "".join(
@@ -142,7 +136,7 @@ def changes_section(session: Mapping[str, Any]) -> str:
             f'<li><span class="bad">{esc(what.upper() if what != "passed" else "FAILED")}</span> '
             f"<b>{esc(_label(entry))}</b>: {esc(reason)} "
             f"({esc(number(entry.get('pin')))} → {esc(number(entry.get('measured')))}, "
-            f"{esc(_signed(entry.get('delta')))})</li>"
+            f"{esc(signed(entry.get('delta')))})</li>"
         )
         changed = sorted(
             (part for part in entry.get("parts", []) if part.get("delta")),
@@ -151,13 +145,13 @@ def changes_section(session: Mapping[str, Any]) -> str:
         for part in changed[:5]:
             items.append(
                 f"<li>&nbsp;&nbsp;{esc(part['name'])}: {esc(number(part.get('pin')))} → "
-                f"{esc(number(part.get('measured')))} ({esc(_signed(part['delta']))})</li>"
+                f"{esc(number(part.get('measured')))} ({esc(signed(part['delta']))})</li>"
             )
     for entry in improved:
         items.append(
             f'<li><span class="good">improved</span> <b>{esc(_label(entry))}</b>: '
             f"{esc(number(entry.get('pin')))} → {esc(number(entry.get('measured')))} "
-            f"({esc(_signed(entry.get('delta')))}) — ratchet with --toll-update</li>"
+            f"({esc(signed(entry.get('delta')))}) — ratchet with --toll-update</li>"
         )
     for entry in new:
         items.append(
@@ -170,15 +164,13 @@ def changes_section(session: Mapping[str, Any]) -> str:
             '<li><span class="good">nothing changed</span>: every measured entry equals its pin'
             "</li>"
         )
-    counts = session.get("counts", {})
-    tally = ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in counts.items())
     verdict = (
         '<span class="bad">FAILED</span>'
         if session.get("failed")
         else ('<span class="good">passed</span>')
     )
     return (
-        f"<h2>What changed in this run</h2><p>{verdict} — {esc(tally)}</p>"
+        f"<h2>What changed in this run</h2><p>{verdict} — {esc(tally_of(session))}</p>"
         f'<ul class="changes">{"".join(items)}</ul>'
     )
 
@@ -241,7 +233,7 @@ def session_servers(session: Mapping[str, Any]) -> str:
         for part in parts:
             tooltip = (
                 f"{part['name']}: {number(part.get('measured'))} tok "
-                f"(pin {number(part.get('pin'))}, change {_signed(part.get('delta'))})"
+                f"(pin {number(part.get('pin'))}, change {signed(part.get('delta'))})"
             )
             if part["name"] in split:
                 tool = split[part["name"]]
@@ -261,7 +253,7 @@ def session_servers(session: Mapping[str, Any]) -> str:
                 part["name"],
                 number(part.get("measured")),
                 number(part.get("pin")),
-                _signed(part.get("delta")),
+                signed(part.get("delta")),
             ]
             if split:
                 tool = split.get(part["name"], {})
@@ -417,7 +409,7 @@ def budgets_section(session: Mapping[str, Any]) -> str:
             number(entry.get("measured")),
             number(entry.get("pin")),
             number(entry.get("budget")),
-            _signed(entry.get("delta")),
+            signed(entry.get("delta")),
             str(entry.get("outcome", "")).replace("_", " "),
         )
         for entry in entries

@@ -8,6 +8,7 @@ every shape names itself in a ``<title>`` (the tooltip, and what a screen reader
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,13 +19,37 @@ GOOD, BAD, NEUTRAL = "#2e7d32", "#c62828", "#546e7a"
 
 
 def esc(value: object) -> str:
+    # A float is written as a person reads it, never as str() might (1e+16).
+    if isinstance(value, float):
+        value = number(value)
     return html.escape(str(value), quote=True)
 
 
-def number(value: float | None) -> str:
+def number(value: float | None, digits: int = 4) -> str:
+    """A number for a reader: whole numbers with thousands separators, other values with
+    about ``digits`` significant digits, and never in scientific notation (``2.198e+04`` is
+    what ``:g`` wrote for 21,980 on a failing run's page)."""
+    if value is None or isinstance(value, bool):
+        return "-"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):
+        return "-"
+    if value.is_integer() and abs(value) >= 1:
+        return f"{value:,.0f}"
+    magnitude = math.floor(math.log10(abs(value))) if value else 0
+    decimals = min(12, max(0, digits - 1 - magnitude))
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def signed(value: float | None) -> str:
+    """A change with its sign (``+1,204``, ``-0.0031``); ``0`` unchanged, ``-`` unknown."""
     if value is None:
         return "-"
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.4g}"
+    if not value:
+        return "0"
+    return ("+" if value > 0 else "") + number(value)
 
 
 @dataclass(frozen=True)

@@ -44,10 +44,11 @@ NAME_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 _STRING_FIELDS = ("license", "allowed-tools")
 
 # A description that tells a host *when* to pick the skill: "Use when…", "when the user…",
-# "Use for…", "If the user asks…", "Triggers on…".
+# "Use for…", "Use before / after / during…", "If the user asks…", "Triggers on…".
 _SAYS_WHEN = re.compile(
-    r"\b(?:when|whenever|use (?:it|this|them|for|to|if|on|with|in|whenever)|"
-    r"if (?:the |a )?user|triggers?|triggered|invoke[sd]?)\b",
+    r"\b(?:when|whenever|use (?:it|this|them|for|to|if|on|with|in|whenever|before|after|"
+    r"during|while|once|as soon as)|if (?:the |a )?user|triggers?|triggered|"
+    r"invoke[sd]?)\b",
     re.IGNORECASE,
 )
 

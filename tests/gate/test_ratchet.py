@@ -97,7 +97,8 @@ def server(
             Policy(update=True),
             "regressed",
             True,
-            "regressed by 20 tok against the pin 100",
+            "regressed by 20 tok against the pin 100 — not raised: --toll-update only lowers "
+            "pins; to accept the increase, run again with --toll-update --toll-allow-increase",
         ),
     ],
 )
