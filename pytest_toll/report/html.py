@@ -7,7 +7,8 @@ scripts disabled, and a few lines of inline script that only sort tables. A stri
 Content-Security-Policy in the page refuses any load a future edit might add. Every text
 from the data is HTML-escaped.
 
-Sections, in order: what regressed or improved in this run (or the findings), the fixed
+Sections, in order: what regressed or improved in this run and why each entry failed or
+warned (or, for a verb's page, the findings), the fixed
 cost per request against the window, a treemap of each server's tools, each skill's three
 levels, the tests and calls against pin and budget, transcript shapes, pin trends.
 """
@@ -18,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_toll._version import __version__
+from pytest_toll.report.html_findings import findings_section, session_findings_section
 from pytest_toll.report.model import tally_of
 from pytest_toll.report.svg import (
     BAD,
@@ -172,25 +174,6 @@ def changes_section(session: Mapping[str, Any]) -> str:
     return (
         f"<h2>What changed in this run</h2><p>{verdict} — {esc(tally_of(session))}</p>"
         f'<ul class="changes">{"".join(items)}</ul>'
-    )
-
-
-def findings_section(findings: Sequence[Mapping[str, Any]]) -> str:
-    if not findings:
-        return "<h2>Findings</h2><p>none</p>"
-    rank = {"error": 0, "warn": 1, "info": 2}
-    ordered = sorted(findings, key=lambda finding: rank.get(str(finding.get("severity")), 3))
-    rows = [
-        (
-            finding.get("rule", ""),
-            finding.get("severity", ""),
-            finding.get("subject") or finding.get("tool") or finding.get("skill") or "",
-            finding.get("message", ""),
-        )
-        for finding in ordered
-    ]
-    return "<h2>Findings</h2>" + table(
-        ("rule", "severity", "subject", "message"), rows, (False,) * 4
     )
 
 
@@ -539,6 +522,7 @@ def render_page(
     sections: list[str] = []
     if session is not None:
         sections.append(changes_section(session))
+        sections.append(session_findings_section(session))
         fixed = session.get("fixed_cost", {})
         sections.append(
             window_section(
@@ -557,7 +541,7 @@ def render_page(
     if skills is not None:
         findings.extend(skills.get("findings", []))
     if session is None and (tools or skills is not None):
-        sections.append(findings_section(findings))
+        sections.append(findings_section(findings, table))
         fixed_tokens = sum(
             int(report.get("totals", {}).get("claude", 0)) + int(report.get("instructions") or 0)
             for report in tools
