@@ -337,12 +337,24 @@ def skills_section(levels_by_skill: Sequence[tuple[str, Mapping[str, float]]]) -
     rows = [
         (name, *(number(levels.get(level)) for level in LEVELS)) for name, levels in levels_by_skill
     ]
+    executed = [
+        (name, levels["executed"]) for name, levels in levels_by_skill if "executed" in levels
+    ]
+    scripts = (
+        "<p>executed — scripts a skill runs; their output enters the context, their source is "
+        "not loaded: "
+        + esc(", ".join(f"{name} {number(value)}" for name, value in executed))
+        + " tok of source</p>"
+        if executed
+        else ""
+    )
     return (
         "<h2>Skills at their three loading levels</h2>"
         "<p>metadata is loaded on every request; the body on activation; references on demand.</p>"
         + _legend()
         + "".join(bars)
         + table(("skill", *LEVELS), rows, (False, True, True, True))
+        + scripts
     )
 
 
@@ -365,6 +377,7 @@ def report_skills(report: Mapping[str, Any]) -> list[tuple[str, dict[str, float]
                 "metadata": skill.get("metadata", 0),
                 "body": skill.get("body", 0),
                 "references": skill.get("references_total", 0),
+                **({"executed": skill["executed_total"]} if "executed_total" in skill else {}),
             },
         )
         for skill in report.get("skills", [])

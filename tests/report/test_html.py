@@ -257,3 +257,19 @@ def test_treemap_labels_are_sized_by_the_tile_and_cut_to_its_width() -> None:
     assert fitted.endswith("…") and text_width(fitted, 12, bold=True) <= 120
     assert fit_text("short", 200, 12) == "short"
     assert fit_text(long_name, 10, 12) == ""
+
+
+def test_a_skill_that_runs_scripts_shows_its_executed_part_apart() -> None:
+    report = SessionReport(ledger="toll.yaml", window=1_000_000, tolerance=0)
+    report.add(
+        [
+            EntryResult(
+                "skills", "docx", "toll.yaml::skills::docx", 2, 5687, "o200k", 5687, None,
+                "passed",
+                parts=[PartResult("metadata", 168, 168), PartResult("body", 5519, 5519),
+                       PartResult("references", 0, 0), PartResult("executed", 8195, 8195)],
+            )
+        ]
+    )  # fmt: skip
+    page = render_page("toll", session=report.as_dict())
+    assert "their source is not loaded: docx 8,195 tok of source" in page
