@@ -78,12 +78,13 @@ def make_catalogue(root: Path, count: int, seed: int = 11) -> None:
 
 
 def counted_strings(root: Path) -> list[str]:
-    """Exactly the texts a report counts: metadata lines, bodies, text references."""
+    """Exactly the texts a report counts: metadata lines, bodies, text references and the
+    source of the scripts a skill runs (its executed part)."""
     texts: list[str] = []
     for skill in measure_skills(root).skills:
         texts.append(metadata_text(skill.name, skill.description))
         texts.append(skill.body_text)
-        for reference in skill.references:
+        for reference in (*skill.references, *skill.executed):
             if not reference.binary:
                 path = Path(skill.path) / reference.path
                 texts.append(normalize_newlines(path.read_text(encoding="utf-8")))

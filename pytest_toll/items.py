@@ -245,7 +245,8 @@ def judge_test(
         item.warn(pytest.PytestWarning(f"{nodeid}: {NOTHING_CAPTURED}"))
     measured = meter is not None and bool(meter.records)
     if measured and meter is not None and state is None:
-        # Without --toll nothing is judged, but JUnit XML still shows what the test measured.
+        # Without --toll only the marker's budget is judged (no ledger), but JUnit XML still
+        # shows what the test measured.
         item.user_properties.append((TOKENS_PROPERTY, meter.total))
     if (errored or not measured) and budget is None and not entry and not capture_error:
         # A failing or non-measuring test with no budget and no pin: nothing to judge.

@@ -1,7 +1,9 @@
 """The pytest adapter. Hooks in lifecycle order, each delegating to the core.
 
 Without ``--toll`` this registers the options, the ``toll`` marker and the ``toll``
-fixture and does nothing else: no tokenizer import, no ledger read. With ``--toll`` the
+fixture, and holds a test to its own ``toll(budget=N)`` (the test's assertion, as the
+README's table says); nothing else: no ledger read, no tokenizer import unless a test
+measures. With ``--toll`` the
 ledger's entries become items, tests' measurements are judged, results travel to the
 controller on each report's ``user_properties`` as plain dicts (the xdist path and the
 serial path are the same), and only the controller writes the ledger and the reports.

@@ -95,7 +95,12 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
         f"\n::error file=toll.yaml,line={transcripts_line},title=toll%3A transcripts TL003::Read: "
     ) in out
     markdown = summary.read_text(encoding="utf-8")
-    assert markdown.startswith("## pytest-toll: context cost\n\n❌ **Gate failed**: 2 regressed")
+    # The Markdown says the run's tally exactly as the terminal does (one tally everywhere).
+    tally = re.search(r"^\d+ entries: \d+ failed, .*$", out, re.MULTILINE)
+    assert tally is not None and "2 regressed" in tally.group(0)
+    assert markdown.startswith(
+        f"## pytest-toll: context cost\n\n❌ **Gate failed** · {tally.group(0)}"
+    )
     assert "- **servers::notes**: 488 → 503 (+15) · search\\_notes 161 → 176 (+15)" in markdown
 
 

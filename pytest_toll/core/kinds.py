@@ -13,7 +13,8 @@ Where pins live, per kind:
 - ``servers``: ``pin`` is the claude total (gated); ``tools`` holds per-tool pins, shown
   in the diff and ratcheted like the total, but the gate is the total;
 - ``skills``: ``pin`` is a map ``{metadata, body, references}`` and every level is gated
-  on its own (metadata growing cannot hide behind a shorter body);
+  on its own (metadata growing cannot hide behind a shorter body); a skill that runs
+  scripts also pins ``executed`` (their source), gated but outside its total and budget;
 - ``calls``: ``pin`` is the call's o200k total (gated); ``parts`` holds the pins of
   messages, system, skills and tools, shown in the diff and ratcheted like the total;
 - ``transcripts``: no token pin; its rules gate it and ``waste_ratio_pin`` ratchets;
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 KindName = Literal["servers", "skills", "calls", "transcripts", "tests"]
+#: A skill's scripts, which the agent runs: their output enters the context, their source not.
+EXECUTED = "executed"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ class Kind:
     #: What of a measured entry every request pays before any work (the report's fixed
     #: cost): ``"total"``, the name of one part, or None.
     fixed_cost: str | None = None
+    #: Parts pinned and gated on their own but not in the entry's total (nor its budget):
+    #: a skill's ``executed`` scripts, whose source is not loaded.
+    parts_outside_total: tuple[str, ...] = ()
 
     def keys(self, entry_name: str) -> tuple[str, ...]:
         """The entry's path in the ledger: ``("servers", "files")``, ``("transcripts",)``."""
@@ -81,7 +87,14 @@ KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
         Kind("servers", "pin", "tools", fixed_cost="total"),
-        Kind("skills", None, "pin", gated_parts=True, fixed_cost="metadata"),
+        Kind(
+            "skills",
+            None,
+            "pin",
+            gated_parts=True,
+            fixed_cost="metadata",
+            parts_outside_total=(EXECUTED,),
+        ),
         Kind("calls", "pin", "parts"),
         Kind("transcripts", None, None, whole_section=True),
         Kind("tests", "pin", None, python_tests=True),

@@ -26,6 +26,9 @@ STDERR_TAIL_BYTES = 4 * 1024
 MAX_COUNT_RESPONSE_BYTES = 1024 * 1024
 #: One file a skill points to, or its SKILL.md (bytes).
 MAX_SKILL_FILE_BYTES = 16 * 1024 * 1024
+#: How many files one skill may name (transitively) or hold for a placeholder to match; a
+#: skill past it is not measured rather than measured short.
+MAX_SKILL_FILES = 10_000
 #: How deeply JSON or YAML input may nest (arrays and objects), and how many values it may
 #: hold once YAML aliases are expanded. Deeper input would overflow Python's stack.
 MAX_NESTING_DEPTH = 200

@@ -190,14 +190,50 @@ def _large_enums(tool: Tool, shape: str) -> tuple[str, Tool] | None:
     return what, edited(tool, shape, schema=schema)
 
 
+# Name words that say a tool only reads, or that it changes something.
+_READ_WORDS = frozenset(
+    "get read list search find fetch query show view describe lookup look count check "
+    "inspect stat peek browse download export".split()
+)
+_WRITE_WORDS = frozenset(
+    "write create update delete remove set put post add insert edit modify patch upload send "
+    "move rename save append replace drop destroy purge erase truncate reset overwrite revoke "
+    "kill terminate publish deploy apply commit push merge run execute".split()
+)
+
+
+def access(tool: Tool) -> str | None:
+    """``"reads"``, ``"writes"`` or None (cannot tell): from the tool's annotations first
+    (``readOnlyHint``, ``destructiveHint``), else from the verbs in its name."""
+    annotations = tool.annotations or {}
+    if annotations.get("readOnlyHint") is True:
+        return "reads"
+    if annotations.get("readOnlyHint") is False or annotations.get("destructiveHint") is True:
+        return "writes"
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", tool.name)
+    words = {word.lower() for word in re.split(r"[^A-Za-z0-9]+", spaced) if word}
+    writes, reads = bool(words & _WRITE_WORDS), bool(words & _READ_WORDS)
+    if writes != reads:
+        return "writes" if writes else "reads"
+    return None
+
+
 def _near_duplicates(tools: Sequence[Tool]) -> list[tuple[int, int, float, float]]:
     """(i, j, name likeness, description likeness): for each tool j, the earlier tool i it is
-    most like, when both likenesses reach ``NEAR_DUPLICATE_RATIO``."""
+    most like, when both likenesses reach ``NEAR_DUPLICATE_RATIO``.
+
+    A tool that writes and one that only reads are never a pair, however alike their text
+    (``read_file`` / ``write_file``): merging them would give a read-only caller a tool that
+    can change things, and lose the hint a client asks before a risky call by.
+    """
     pairs = []
+    accesses = [access(tool) for tool in tools]
     for j, second in enumerate(tools):
         best: tuple[float, int, float, float] | None = None
         for i in range(j):
             first = tools[i]
+            if None not in (accesses[i], accesses[j]) and accesses[i] != accesses[j]:
+                continue
             names = SequenceMatcher(None, first.name, second.name).ratio()
             if names < NEAR_DUPLICATE_RATIO:
                 continue

@@ -17,6 +17,7 @@ from pytest_toll.calls.entry import measure_entry
 from pytest_toll.calls.measuring import PARTS
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import Finding
+from pytest_toll.core.kinds import EXECUTED
 from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
@@ -103,19 +104,28 @@ def measure_skills_entry(
     )
     levels = skill_levels(report, where)
     return EntryMeasurement(
-        total=sum(levels.values()),
+        # What the skill can load: a script's source is not (its own part, not in a budget).
+        total=sum(value for level, value in levels.items() if level != EXECUTED),
         method=str(getattr(report, "method", O200K)),
         parts=levels,
         findings=_findings(getattr(report, "findings", ())),
     )
 
 
+#: The part of a skill that is not loaded: the source of the scripts it runs. Only skills
+#: that run scripts have it, so the pins of every other skill stay as they were.
+
+
 def skill_levels(report: Any, where: str) -> dict[str, int]:
-    """Per-level totals of a skills report (one skill, or the sum over a directory)."""
+    """Per-level totals of a skills report (one skill, or the sum over a directory), with
+    the executed part when the skill runs scripts."""
     totals = getattr(report, "totals", None)
     if not getattr(report, "skills", None) or not isinstance(totals, Mapping):
         raise CouldNotJudge(f"{where}: no skill found to measure")
-    return {level: int(totals.get(level, 0)) for level in SKILL_LEVELS}
+    levels = {level: int(totals.get(level, 0)) for level in SKILL_LEVELS}
+    if EXECUTED in totals:
+        levels[EXECUTED] = int(totals[EXECUTED])
+    return levels
 
 
 def measure_transcripts_entry(

@@ -61,7 +61,9 @@ def pins_of(kind: str, entry: Mapping[str, Any]) -> tuple[int | None, dict[str, 
     total_key = KINDS[kind].total_pin_key
     if total_key is not None:
         return _int_or_none(entry.get(total_key)), parts
-    return (sum(parts.values()) if parts else None), parts
+    outside = KINDS[kind].parts_outside_total
+    loaded = [value for name, value in parts.items() if name not in outside]
+    return (sum(loaded) if loaded else None), parts
 
 
 def _lowest_budget(*budgets: int | None) -> int | None:
@@ -162,6 +164,11 @@ def judge(
     return result
 
 
+def _ratio(value: float) -> str:
+    # Fixed point, never 3e-06: the message is read on every report, the HTML page too.
+    return f"{value:.6f}".rstrip("0").rstrip(".") or "0"
+
+
 def _message(
     outcome: Outcome,
     total: int,
@@ -189,9 +196,15 @@ def _message(
             text += " — pin raised (--toll-allow-increase)"
         elif policy.tolerance:
             text += f" (tolerance {policy.tolerance:,})"
+        if policy.update and not accepted:
+            # A newcomer running --toll-update expects the pin to follow; say why it did not.
+            text += (
+                " — not raised: --toll-update only lowers pins; to accept the increase, run "
+                "again with --toll-update --toll-allow-increase"
+            )
     elif outcome == IMPROVED:
         lowered = [
-            f"{other['key']}: {other['measured']:.4g} is below {other['pin']:.4g}"
+            f"{other['key']}: {_ratio(other['measured'])} is below {_ratio(other['pin'])}"
             for other in others
             if other["pin"] is not None and other["measured"] < other["pin"]
         ]
@@ -236,7 +249,7 @@ def _pin_change(result: EntryResult, policy: Policy) -> dict[str, int | None] | 
     if kind.gated_parts:
         new_total = 0
         for part in result.parts:
-            if part.measured is None:
+            if part.measured is None or part.name in kind.parts_outside_total:
                 continue
             value = _new_value(part.measured, part.pin, policy)
             new_total += part.pin if value is None and part.pin is not None else (value or 0)

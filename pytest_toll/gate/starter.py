@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.gate.ledger_write import INIT_PIN_NOTE
 from pytest_toll.gate.measurement import EntryContext
 from pytest_toll.gate.measurers import (
     SKILL_LEVELS,
@@ -314,7 +315,7 @@ def _block(name: str, entry: Mapping[str, Any], indent: str = "  ") -> list[str]
             continue
         comment = {
             "budget": "  # human ceiling: raise or lower it on purpose",
-            "pin": "  # machine: measured by toll init; --toll-update lowers it",
+            "pin": f"  # machine: {INIT_PIN_NOTE}; --toll-update lowers it",
         }.get(key, "")
         lines.append(f"{indent}  {key}: {_value(value)}{comment}")
     return lines

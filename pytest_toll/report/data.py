@@ -469,3 +469,41 @@ def biggest_changes(parts: Sequence[PartDict], biggest: int = 5) -> tuple[list[P
         key=lambda part: (-abs(part["delta"] or 0), str(part["name"])),
     )
     return changed[:biggest], len(changed) - len(changed[:biggest])
+
+
+_TALLY_WORDS = {**{name: name.replace("_", " ") for name in OUTCOMES}, PASSED: "ok"}
+_PLURALS = {"error": "errors"}
+
+
+def tally(counts: Mapping[str, int], failed: Iterable[bool]) -> str:
+    """``16 entries: 2 failed, 14 passed (12 ok, 2 regressed)``: the one tally of a run.
+
+    Entries as pytest counts their items (failed or passed), then what the pins say, non-zero
+    outcomes only. The terminal, Markdown and HTML reports all print this text, so the same
+    run reads the same everywhere. ``failed``: each entry's failed flag.
+    """
+    flags = list(failed)
+    failing = sum(1 for flag in flags if flag)
+    passing = len(flags) - failing
+    outcomes = ", ".join(
+        f"{counts[name]} {_plural(counts[name], _TALLY_WORDS[name])}"
+        for name in OUTCOMES
+        if counts.get(name)
+    )
+    head = ", ".join(
+        f"{number} {what}" for number, what in ((failing, "failed"), (passing, "passed")) if number
+    )
+    entries = len(flags)
+    return f"{entries} {'entry' if entries == 1 else 'entries'}: {head or 'none judged'}" + (
+        f" ({outcomes})" if outcomes else ""
+    )
+
+
+def tally_of(report: Mapping[str, Any]) -> str:
+    """:func:`tally` of a report dict (what the Markdown and HTML renderers read)."""
+    entries = report.get("entries") or []
+    return tally(report.get("counts") or {}, (bool(entry.get("failed")) for entry in entries))
+
+
+def _plural(number: int, word: str) -> str:
+    return word if number == 1 or word not in _PLURALS else _PLURALS[word]

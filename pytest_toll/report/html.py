@@ -7,7 +7,8 @@ scripts disabled, and a few lines of inline script that only sort tables. A stri
 Content-Security-Policy in the page refuses any load a future edit might add. Every text
 from the data is HTML-escaped.
 
-Sections, in order: what regressed or improved in this run (or the findings), the fixed
+Sections, in order: what regressed or improved in this run and why each entry failed or
+warned (or, for a verb's page, the findings), the fixed
 cost per request against the window, a treemap of each server's tools, each skill's three
 levels, the tests and calls against pin and budget, transcript shapes, pin trends.
 """
@@ -18,6 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_toll._version import __version__
+from pytest_toll.report.html_findings import findings_section, session_findings_section
+from pytest_toll.report.data import tally_of
 from pytest_toll.report.svg import (
     BAD,
     GOOD,
@@ -28,6 +31,7 @@ from pytest_toll.report.svg import (
     line_chart,
     measured_bar,
     number,
+    signed,
     stacked_bar,
     treemap,
 )
@@ -95,14 +99,6 @@ def _label(entry: Mapping[str, Any]) -> str:
     return kind if kind == name else f"{kind}::{name}"
 
 
-def _signed(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if not value:
-        return "0"
-    return f"{value:+,}" if isinstance(value, int) else f"{value:+.4g}"
-
-
 def table(header: Sequence[str], rows: Iterable[Sequence[object]], numeric: Sequence[bool]) -> str:
     """A sortable table; ``numeric`` right-aligns a column."""
     head = "".join(
@@ -142,7 +138,7 @@ def changes_section(session: Mapping[str, Any]) -> str:
             f'<li><span class="bad">{esc(what.upper() if what != "passed" else "FAILED")}</span> '
             f"<b>{esc(_label(entry))}</b>: {esc(reason)} "
             f"({esc(number(entry.get('pin')))} → {esc(number(entry.get('measured')))}, "
-            f"{esc(_signed(entry.get('delta')))})</li>"
+            f"{esc(signed(entry.get('delta')))})</li>"
         )
         changed = sorted(
             (part for part in entry.get("parts", []) if part.get("delta")),
@@ -151,13 +147,13 @@ def changes_section(session: Mapping[str, Any]) -> str:
         for part in changed[:5]:
             items.append(
                 f"<li>&nbsp;&nbsp;{esc(part['name'])}: {esc(number(part.get('pin')))} → "
-                f"{esc(number(part.get('measured')))} ({esc(_signed(part['delta']))})</li>"
+                f"{esc(number(part.get('measured')))} ({esc(signed(part['delta']))})</li>"
             )
     for entry in improved:
         items.append(
             f'<li><span class="good">improved</span> <b>{esc(_label(entry))}</b>: '
             f"{esc(number(entry.get('pin')))} → {esc(number(entry.get('measured')))} "
-            f"({esc(_signed(entry.get('delta')))}) — ratchet with --toll-update</li>"
+            f"({esc(signed(entry.get('delta')))}) — ratchet with --toll-update</li>"
         )
     for entry in new:
         items.append(
@@ -170,35 +166,14 @@ def changes_section(session: Mapping[str, Any]) -> str:
             '<li><span class="good">nothing changed</span>: every measured entry equals its pin'
             "</li>"
         )
-    counts = session.get("counts", {})
-    tally = ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in counts.items())
     verdict = (
         '<span class="bad">FAILED</span>'
         if session.get("failed")
         else ('<span class="good">passed</span>')
     )
     return (
-        f"<h2>What changed in this run</h2><p>{verdict} — {esc(tally)}</p>"
+        f"<h2>What changed in this run</h2><p>{verdict} — {esc(tally_of(session))}</p>"
         f'<ul class="changes">{"".join(items)}</ul>'
-    )
-
-
-def findings_section(findings: Sequence[Mapping[str, Any]]) -> str:
-    if not findings:
-        return "<h2>Findings</h2><p>none</p>"
-    rank = {"error": 0, "warn": 1, "info": 2}
-    ordered = sorted(findings, key=lambda finding: rank.get(str(finding.get("severity")), 3))
-    rows = [
-        (
-            finding.get("rule", ""),
-            finding.get("severity", ""),
-            finding.get("subject") or finding.get("tool") or finding.get("skill") or "",
-            finding.get("message", ""),
-        )
-        for finding in ordered
-    ]
-    return "<h2>Findings</h2>" + table(
-        ("rule", "severity", "subject", "message"), rows, (False,) * 4
     )
 
 
@@ -241,7 +216,7 @@ def session_servers(session: Mapping[str, Any]) -> str:
         for part in parts:
             tooltip = (
                 f"{part['name']}: {number(part.get('measured'))} tok "
-                f"(pin {number(part.get('pin'))}, change {_signed(part.get('delta'))})"
+                f"(pin {number(part.get('pin'))}, change {signed(part.get('delta'))})"
             )
             if part["name"] in split:
                 tool = split[part["name"]]
@@ -261,7 +236,7 @@ def session_servers(session: Mapping[str, Any]) -> str:
                 part["name"],
                 number(part.get("measured")),
                 number(part.get("pin")),
-                _signed(part.get("delta")),
+                signed(part.get("delta")),
             ]
             if split:
                 tool = split.get(part["name"], {})
@@ -362,12 +337,24 @@ def skills_section(levels_by_skill: Sequence[tuple[str, Mapping[str, float]]]) -
     rows = [
         (name, *(number(levels.get(level)) for level in LEVELS)) for name, levels in levels_by_skill
     ]
+    executed = [
+        (name, levels["executed"]) for name, levels in levels_by_skill if "executed" in levels
+    ]
+    scripts = (
+        "<p>executed — scripts a skill runs; their output enters the context, their source is "
+        "not loaded: "
+        + esc(", ".join(f"{name} {number(value)}" for name, value in executed))
+        + " tok of source</p>"
+        if executed
+        else ""
+    )
     return (
         "<h2>Skills at their three loading levels</h2>"
         "<p>metadata is loaded on every request; the body on activation; references on demand.</p>"
         + _legend()
         + "".join(bars)
         + table(("skill", *LEVELS), rows, (False, True, True, True))
+        + scripts
     )
 
 
@@ -390,6 +377,7 @@ def report_skills(report: Mapping[str, Any]) -> list[tuple[str, dict[str, float]
                 "metadata": skill.get("metadata", 0),
                 "body": skill.get("body", 0),
                 "references": skill.get("references_total", 0),
+                **({"executed": skill["executed_total"]} if "executed_total" in skill else {}),
             },
         )
         for skill in report.get("skills", [])
@@ -417,7 +405,7 @@ def budgets_section(session: Mapping[str, Any]) -> str:
             number(entry.get("measured")),
             number(entry.get("pin")),
             number(entry.get("budget")),
-            _signed(entry.get("delta")),
+            signed(entry.get("delta")),
             str(entry.get("outcome", "")).replace("_", " "),
         )
         for entry in entries
@@ -547,6 +535,7 @@ def render_page(
     sections: list[str] = []
     if session is not None:
         sections.append(changes_section(session))
+        sections.append(session_findings_section(session))
         fixed = session.get("fixed_cost", {})
         sections.append(
             window_section(
@@ -565,7 +554,7 @@ def render_page(
     if skills is not None:
         findings.extend(skills.get("findings", []))
     if session is None and (tools or skills is not None):
-        sections.append(findings_section(findings))
+        sections.append(findings_section(findings, table))
         fixed_tokens = sum(
             int(report.get("totals", {}).get("claude", 0)) + int(report.get("instructions") or 0)
             for report in tools

@@ -15,7 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_toll.report.data import EntryDict, ReportDict, biggest_changes, fixed_cost_gaps
+from pytest_toll.report.data import (
+    EntryDict,
+    ReportDict,
+    biggest_changes,
+    fixed_cost_gaps,
+    tally_of,
+)
 
 #: A pull-request or issue comment body may hold at most this many characters; a byte count
 #: of UTF-8 is never smaller than the character count, so a byte budget this size is safe.
@@ -139,24 +145,10 @@ def failing_first(entries: Sequence[EntryDict]) -> list[EntryDict]:
 
 
 def headline(report: ReportDict) -> str:
-    counts: Mapping[str, int] = report.get("counts", {})
-    bad = [
-        f"{counts[name]} {name.replace('_', ' ')}"
-        for name in ("regressed", "over_budget", "error")
-        if counts.get(name)
-    ]
-    failed_entries = sum(1 for entry in report.get("entries", []) if entry.get("failed"))
-    rest = [
-        f"{counts[name]} {name}"
-        for name in ("passed", "improved", "new", "stale")
-        if counts.get(name)
-    ]
-    if report.get("failed"):
-        why = ", ".join(bad) if bad else f"{failed_entries} failing"
-        status = f"❌ **Gate failed**: {why}"
-    else:
-        status = "✅ **Gate passed**"
-    return status + (f" · {', '.join(rest)}" if rest else "")
+    """``❌ **Gate failed** · 16 entries: 2 failed, 14 passed (12 ok, 2 regressed)``."""
+    status = "❌ **Gate failed**" if report.get("failed") else "✅ **Gate passed**"
+    entries = report.get("entries") or []
+    return f"{status} · {tally_of(report)}" if entries else status
 
 
 def fixed_cost_line(report: ReportDict) -> str:

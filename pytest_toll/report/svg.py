@@ -8,6 +8,7 @@ every shape names itself in a ``<title>`` (the tooltip, and what a screen reader
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,13 +19,37 @@ GOOD, BAD, NEUTRAL = "#2e7d32", "#c62828", "#546e7a"
 
 
 def esc(value: object) -> str:
+    # A float is written as a person reads it, never as str() might (1e+16).
+    if isinstance(value, float):
+        value = number(value)
     return html.escape(str(value), quote=True)
 
 
-def number(value: float | None) -> str:
+def number(value: float | None, digits: int = 4) -> str:
+    """A number for a reader: whole numbers with thousands separators, other values with
+    about ``digits`` significant digits, and never in scientific notation (``2.198e+04`` is
+    what ``:g`` wrote for 21,980 on a failing run's page)."""
+    if value is None or isinstance(value, bool):
+        return "-"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):
+        return "-"
+    if value.is_integer() and abs(value) >= 1:
+        return f"{value:,.0f}"
+    magnitude = math.floor(math.log10(abs(value))) if value else 0
+    decimals = min(12, max(0, digits - 1 - magnitude))
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def signed(value: float | None) -> str:
+    """A change with its sign (``+1,204``, ``-0.0031``); ``0`` unchanged, ``-`` unknown."""
     if value is None:
         return "-"
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.4g}"
+    if not value:
+        return "0"
+    return ("+" if value > 0 else "") + number(value)
 
 
 @dataclass(frozen=True)
@@ -94,11 +119,52 @@ def squarify(values: Sequence[float], width: float, height: float) -> list[tuple
     return rects
 
 
+#: Space kept between a tile's edge and its label (viewBox units).
+TILE_PADDING = 5.0
+# How wide characters of the page's sans-serif font are, as a share of the font size: upper
+# bounds for the fonts a browser picks for system-ui (DejaVu Sans, the widest common one,
+# sets a bold "W" at ~1.1em, lower case at ~0.7em), so a fitted label never runs past its
+# tile. tests/report/test_html_browser.py measures them against chromium's own layout.
+_CHARACTER_WIDTH = {False: 0.6, True: 0.66}
+_WIDE = frozenset("MWmw@%…")
+_CAPITAL = 1.3  # capitals and digits against lower case
+_WIDEST = 1.75  # M, W, m, w, @, %, … against lower case
+
+
+def label_size(width: float, height: float) -> float:
+    """A tile label's font size, from the tile alone (never from the name it shows): a
+    larger tile gets a larger label, up to 16, and a small one no less than 9."""
+    return max(9.0, min(16.0, height / 2.6, width / 7))
+
+
+def text_width(text: str, size: float, *, bold: bool = False) -> float:
+    """An upper bound on ``text``'s rendered width at ``size`` (see ``_CHARACTER_WIDTH``)."""
+    per = _CHARACTER_WIDTH[bold] * size
+    return sum(
+        per * (_WIDEST if c in _WIDE else _CAPITAL if c.isupper() or c.isdigit() else 1.0)
+        for c in text
+    )
+
+
+def fit_text(text: str, width: float, size: float, *, bold: bool = False) -> str:
+    """``text``, or as much of it as fits in ``width`` with an ellipsis; "" when not even
+    two characters and the ellipsis fit (the tile's tooltip still names it in full)."""
+    if text_width(text, size, bold=bold) <= width:
+        return text
+    for end in range(len(text) - 1, 1, -1):
+        shortened = text[:end].rstrip() + "…"
+        if text_width(shortened, size, bold=bold) <= width:
+            return shortened
+    return ""
+
+
 def treemap(
     tiles: Sequence[Tile], title: str, key: str, width: int = 640, height: int = 300
 ) -> str:
     """A treemap of ``tiles`` by value; each tile labelled with its name and value.
 
+    Each label is sized by its tile and cut to the tile's width (``fit_text``); a tile too
+    small for a label shows none, and every tile names itself in full in its tooltip.
     ``key`` makes the clip-path ids unique within the page.
     """
     ordered = sorted((tile for tile in tiles if tile.value > 0), key=lambda tile: -tile.value)
@@ -110,18 +176,28 @@ def treemap(
     ]
     for index, (tile, (x, y, w, h)) in enumerate(zip(ordered, rects)):
         clip = f"clip-{key}-{index}"
-        size = max(9.0, min(16.0, w / max(len(tile.label), 4) * 1.7, h / 2.6))
+        size = label_size(w, h)
+        label = fit_text(tile.label, w - 2 * TILE_PADDING, size, bold=True)
+        value = fit_text(f"{number(tile.value)} tok", w - 2 * TILE_PADDING, size)
+        text = ""
+        if label and h >= size + 2 * TILE_PADDING:
+            second = (
+                f'<tspan x="{x + TILE_PADDING:.1f}" dy="{size * 1.2:.1f}">{esc(value)}</tspan>'
+                if value and h >= size * 2.2 + 2 * TILE_PADDING
+                else ""
+            )
+            text = (
+                f'<text clip-path="url(#{clip})" x="{x + TILE_PADDING:.1f}" '
+                f'y="{y + size + 3:.1f}" font-size="{size:.1f}" fill="#fff">'
+                f'<tspan font-weight="bold">{esc(label)}</tspan>{second}</text>'
+            )
         parts.append(
             f'<g class="tile"><title>{esc(tile.tooltip)}</title>'
             f'<clipPath id="{clip}"><rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" '
             f'height="{h:.1f}"/></clipPath>'
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" '
             f'fill="{PALETTE[index % len(PALETTE)]}" stroke="#fff" stroke-width="2"/>'
-            f'<text clip-path="url(#{clip})" x="{x + 5:.1f}" y="{y + size + 3:.1f}" '
-            f'font-size="{size:.1f}" fill="#fff">'
-            f'<tspan font-weight="bold">{esc(tile.label)}</tspan>'
-            f'<tspan x="{x + 5:.1f}" dy="{size * 1.2:.1f}">{esc(number(tile.value))} tok</tspan>'
-            "</text></g>"
+            f"{text}</g>"
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -13,7 +13,6 @@ from pytest_toll.report.data import (
     IMPROVED,
     NEW,
     OUTCOME_ERROR,
-    OUTCOMES,
     OVER_BUDGET,
     PASSED,
     REGRESSED,
@@ -23,6 +22,7 @@ from pytest_toll.report.data import (
     SessionReport,
     biggest_changes,
     fixed_cost_gaps,
+    tally,
 )
 from pytest_toll.report.markdown import capture_line, number, request_line, signed
 
@@ -35,8 +35,6 @@ _SYMBOL: dict[Outcome, str] = {
     NEW: "new",
     STALE: "stale",
 }
-_TALLY = {**{name: name.replace("_", " ") for name in OUTCOMES}, PASSED: "ok"}
-_PLURALS = {"error": "errors"}
 
 
 def _status(entry: EntryResult) -> str:
@@ -73,25 +71,8 @@ def window_line(report: SessionReport) -> str:
 
 
 def tally_line(report: SessionReport) -> str:
-    """``5 entries: 1 failed, 4 passed (3 new, 1 ok, 1 stale)``: entries as pytest counts
-    their items (failed or passed), then what the pins say, non-zero outcomes only."""
-    failed = sum(1 for entry in report.entries if entry.failed)
-    passed = len(report.entries) - failed
-    counts = report.counts
-    outcomes = ", ".join(
-        f"{counts[name]} {_plural(counts[name], _TALLY[name])}" for name in OUTCOMES if counts[name]
-    )
-    head = ", ".join(
-        f"{number} {what}" for number, what in ((failed, "failed"), (passed, "passed")) if number
-    )
-    entries = len(report.entries)
-    return f"{entries} {'entry' if entries == 1 else 'entries'}: {head or 'none judged'}" + (
-        f" ({outcomes})" if outcomes else ""
-    )
-
-
-def _plural(number: int, word: str) -> str:
-    return word if number == 1 or word not in _PLURALS else _PLURALS[word]
+    """``5 entries: 1 failed, 4 passed (3 new, 1 ok, 1 stale)`` (see ``model.tally``)."""
+    return tally(report.counts, (entry.failed for entry in report.entries))
 
 
 def improved_line(report: SessionReport) -> str:

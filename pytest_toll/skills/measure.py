@@ -3,7 +3,8 @@
 A host lists every installed skill by its ``metadata`` (``name + ": " + description``) at the
 start of each session, loads the ``body`` of SKILL.md (the text after the frontmatter) when
 the skill is activated, and reads the ``references`` the body points to (files inside the
-skill folder) on demand. This module finds skills, measures each level in o200k tokens and
+skill folder, named by the body or by a file it loads) on demand; scripts it runs are its
+``executed`` part, kept apart (see :mod:`pytest_toll.skills.loading`). This module finds skills, measures each level in o200k tokens and
 hands the records to :mod:`pytest_toll.skills.rules` for the S101–S106 judgement.
 
 Two promises shape the code:
@@ -27,27 +28,20 @@ from pytest_toll.core.findings import RuleOverrides, worst_first
 from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.core.textio import decode_text
 from pytest_toll.skills import rules as skill_rules
+from pytest_toll.skills.loading import SkillFiles, gather
 from pytest_toll.skills.parse import (
     ParsedSkillFile,
     line_count,
-    normalize_newlines,
     parse_skill_file,
 )
 from pytest_toll.skills.records import (
     SKILL_FILE,
     BrokenReference,
-    Reference,
     Skill,
     SkillsReport,
     metadata_text,
 )
-from pytest_toll.skills.references import (
-    SkillFileTooLarge,
-    find_references,
-    is_inside,
-    read_inside,
-    resolve_reference,
-)
+from pytest_toll.skills.references import SkillFileTooLarge, is_inside, read_inside
 
 # Directories never searched for skills: they hold vendored or generated trees, not a
 # catalogue, and walking them is slow.
@@ -151,41 +145,9 @@ def measure_skill(folder: Path, counter: tokens.O200kCounter) -> Skill:
     description = description_field if isinstance(description_field, str) else ""
 
     body = parsed.body
-    references: list[Reference] = []
-    depths: list[tuple[str, int]] = []
-    for target, strict in find_references(body):
-        resolved = resolve_reference(root_real, target)
-        if resolved is None:
-            continue
-        if isinstance(resolved, BrokenReference):
-            if strict or resolved.kind != "missing":
-                broken.append(resolved)
-            continue
-        if any(reference.path == resolved.relative for reference in references):
-            continue  # ./references/a.md and references/a.md are one file
-        depths.append((resolved.relative, resolved.relative.count("/")))
-        try:
-            data = read_inside(resolved.real)
-        except OSError as error:
-            broken.append(
-                BrokenReference(target, "unreadable", f"cannot be read: {error.strerror or error}")
-            )
-            continue
-        try:
-            if data is None:
-                raise CouldNotJudge(f"{resolved.relative}: binary file")
-            reference_text = normalize_newlines(decode_text(data, resolved.relative))
-        except CouldNotJudge:
-            references.append(Reference(resolved.relative, None, binary=True))
-            continue
-        references.append(
-            Reference(
-                resolved.relative,
-                counter.count(reference_text),
-                injections=tuple(skill_rules.injection_hits(reference_text)),
-            )
-        )
-    references.sort(key=lambda reference: reference.path)
+    files = gather(root_real, body, counter) if problem is None else SkillFiles()
+    broken.extend(files.broken)
+    references = files.references
     return Skill(
         name=name,
         path=_display(folder),
@@ -201,7 +163,9 @@ def measure_skill(folder: Path, counter: tokens.O200kCounter) -> Skill:
         body_start_line=parsed.body_start_line,
         body_text=body,
         broken_references=tuple(broken),
-        reference_depths=tuple(depths),
+        reference_depths=tuple(files.depths),
+        executed=tuple(files.executed),
+        notes=tuple(files.notes),
     )
 
 
@@ -227,6 +191,9 @@ def measure_skills(
         "body": sum(skill.body for skill in skills),
         "references": sum(skill.references_total for skill in skills),
     }
+    # A part only skills that run scripts have: every other report and pin stays as it was.
+    if any(skill.executed for skill in skills):
+        totals["executed"] = sum(skill.executed_total for skill in skills)
     findings = worst_first(skill_rules.check(skills, settings))
     return SkillsReport(
         path=_display(path),

@@ -2,8 +2,9 @@
 
 The three disclosure levels each record carries: ``metadata`` (what a host lists for every
 installed skill at the start of a session), ``body`` (SKILL.md after its frontmatter, loaded
-on activation) and ``references`` (files inside the skill folder the body points to, read
-on demand). The measuring lives in :mod:`pytest_toll.skills.measure`, the judging in
+on activation) and ``references`` (files inside the skill folder that the body, or a file it
+loads, names: read on demand). Beside them, ``executed``: scripts the skill runs, whose
+source is not loaded (only their output is, and that cannot be known ahead). The measuring lives in :mod:`pytest_toll.skills.measure`, the judging in
 :mod:`pytest_toll.skills.rules`; both read these records.
 """
 
@@ -66,9 +67,20 @@ class Skill:
     broken_references: tuple[BrokenReference, ...] = ()
     #: Each reference found inside the folder with its depth in folders (S106 judges it).
     reference_depths: tuple[tuple[str, int], ...] = ()
+    #: Scripts the skill tells the agent to run: their output enters the context, their
+    #: source does not (unless the skill also says to read them), so they are not loaded.
+    executed: tuple[Reference, ...] = ()
+    #: What could not be resolved and was skipped, never an error: placeholders that name no
+    #: file, host variables, files of the plugin outside the skill, links to sibling skills.
+    notes: tuple[str, ...] = ()
+
+    @property
+    def executed_total(self) -> int:
+        """The source tokens of the executed scripts (not loaded; see ``executed``)."""
+        return sum(script.tokens or 0 for script in self.executed)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        record: dict[str, Any] = {
             "name": self.name,
             "path": self.path,
             "metadata": self.metadata,
@@ -77,6 +89,11 @@ class Skill:
             "references": [reference.as_dict() for reference in self.references],
             "references_total": self.references_total,
         }
+        # Only skills that run scripts carry the part, so every other report stays as it was.
+        if self.executed:
+            record["executed"] = [script.as_dict() for script in self.executed]
+            record["executed_total"] = self.executed_total
+        return record
 
 
 @dataclass(frozen=True)

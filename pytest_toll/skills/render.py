@@ -46,12 +46,20 @@ def render_text(report: SkillsReport) -> str:
         for reference in skill.references:
             amount = "binary, not counted" if reference.binary else f"{reference.tokens:,}"
             out.append(f"{indent}  {reference.path}: {amount}")
+        for script in skill.executed:
+            amount = "binary" if script.binary else f"{script.tokens:,} tokens of source"
+            out.append(f"{indent}  {script.path}: executed ({amount}, not loaded)")
     out.append(line(total_row))
     out.append(
         f"always loaded: {totals['metadata']:,} tokens of metadata, "
         f"~{_share(totals['metadata'], report.window)} of a {report.window:,}-token window; "
         f"bodies load on activation, references on demand"
     )
+    if "executed" in totals:
+        out.append(
+            f"executed: {totals['executed']:,} tokens of script source, not loaded "
+            "(a script's output enters the context when it runs; its source only if read)"
+        )
     out.append(f"method: {tokens.O200K} ({report.tokenizer})")
     if report.findings:
         out.append("")

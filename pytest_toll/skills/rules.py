@@ -4,7 +4,9 @@ S101 frontmatter against the Agent Skills spec · S102 a thin description, or on
 says when to use the skill · S103 duplicate names or colliding descriptions across a
 catalogue · S104 a level over its token or line limit, or a long body with no references ·
 S105 instruction-injection patterns (info, never graded) · S106 a reference that is missing,
-escapes the skill folder (``../``, absolute, or a symlink), or is nested too deep.
+escapes the skill folder (``../``, absolute, or a symlink), or is nested too deep; and, as
+info, what was named but skipped (a placeholder naming no file, a plugin's file outside the
+skill, a link to a sibling skill).
 
 Severities are defaults; ``RuleOverrides`` overrides them per rule and overrides every
 threshold below by name (``limits: {skill_body_tokens: 3000}`` in toll.yaml).
@@ -42,10 +44,11 @@ NAME_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 _STRING_FIELDS = ("license", "allowed-tools")
 
 # A description that tells a host *when* to pick the skill: "Use when…", "when the user…",
-# "Use for…", "If the user asks…", "Triggers on…".
+# "Use for…", "Use before / after / during…", "If the user asks…", "Triggers on…".
 _SAYS_WHEN = re.compile(
-    r"\b(?:when|whenever|use (?:it|this|them|for|to|if|on|with|in|whenever)|"
-    r"if (?:the |a )?user|triggers?|triggered|invoke[sd]?)\b",
+    r"\b(?:when|whenever|use (?:it|this|them|for|to|if|on|with|in|whenever|before|after|"
+    r"during|while|once|as soon as)|if (?:the |a )?user|triggers?|triggered|"
+    r"invoke[sd]?)\b",
     re.IGNORECASE,
 )
 
@@ -328,6 +331,11 @@ def _injections(skill: Skill, subject: str, settings: RuleOverrides) -> Iterator
 
 
 def _references(skill: Skill, subject: str, settings: RuleOverrides) -> Iterator[Finding | None]:
+    # What was named but could not be resolved, and is not wrong: said, never graded.
+    for note in skill.notes:
+        yield settings.finding(
+            "S106", INFO, subject, note, "reported so the count is not a surprise (never graded)"
+        )
     for broken in skill.broken_references:
         yield settings.finding(
             "S106",

@@ -340,3 +340,28 @@ def test_a_real_sdk_server_over_http_with_a_header(
     finally:
         process.terminate()
         process.communicate(timeout=10)
+
+
+def test_a_tool_that_writes_is_never_merged_with_one_that_reads() -> None:
+    # Issue #25: toll fix suggested merging a writing tool into a reading one.
+    described = "Work with a file in the project folder: its path is relative to the root."
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    pairs = [
+        (tool(schema, "read_file", described), tool(schema, "write_file", described)),
+        (tool(schema, "get_notes", described), tool(schema, "set_notes", described)),
+    ]
+    for first, second in pairs:
+        found = [c for c in candidates([first, second], SHAPE_MCP) if c.id.startswith("near")]
+        assert found == [], (first.name, second.name)
+    # Annotations decide over the name: both declared read-only, they may be merged.
+    read_only = {"readOnlyHint": True}
+    alike = [
+        Tool("read_file", described, schema, annotations=read_only),
+        Tool("read_files", described, schema, annotations=read_only),
+    ]
+    assert [c.id for c in candidates(alike, SHAPE_MCP) if c.id.startswith("near")] == [
+        "near-duplicate:read_file+read_files"
+    ]
+    written = Tool("read_file", described, schema, annotations={"readOnlyHint": False})
+    reading = Tool("read_files", described, schema, annotations=read_only)
+    assert [c for c in candidates([written, reading], SHAPE_MCP) if c.id.startswith("near")] == []

@@ -103,10 +103,10 @@ def test_a_hang_times_out_and_the_whole_process_group_is_killed(
     tmp_path: Path, stdio_pump: str
 ) -> None:
     pid_file = tmp_path / "child.pid"
-    started = time.monotonic()
     with pytest.raises(CouldNotJudge) as caught:
         mcp_stdio.list_stdio(raw("hang", str(pid_file)), timeout=1.0)
-    elapsed = time.monotonic() - started
+    # The mechanism, not the wall time (a loaded machine may take seconds to start Python):
+    # the deadline fired (the message says so) and the whole process group is gone.
     message = str(caught.value)
     assert "raw_server.py hang" in message
     assert (
@@ -114,7 +114,6 @@ def test_a_hang_times_out_and_the_whole_process_group_is_killed(
         in message
     )
     assert "  | hanging on purpose" in message
-    assert elapsed < 4
     child = int(pid_file.read_text())
     deadline = time.monotonic() + 3
     while not _gone(child) and time.monotonic() < deadline:
@@ -328,7 +327,6 @@ def test_http_silence_times_out() -> None:
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
-    started = time.monotonic()
     try:
         with pytest.raises(
             CouldNotJudge, match=rf"^{url}: no answer to initialize within the 0.5s timeout$"
@@ -338,7 +336,6 @@ def test_http_silence_times_out() -> None:
         listener.close()
         for connection in accepted:
             connection.close()
-    assert time.monotonic() - started < 3
 
 
 # --- the event-stream parser ------------------------------------------------------------

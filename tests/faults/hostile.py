@@ -1,6 +1,6 @@
 """The fault suite's tools: `toll` run as a real process under a memory limit, hostile stdio
 servers written as small scripts, a hostile HTTP server on 127.0.0.1, and one check of what a
-failure must look like (exit 2, one clean line, no secret, no leftover process, on time)."""
+failure must look like (exit 2, one clean line, no secret, no leftover process)."""
 
 from __future__ import annotations
 
@@ -23,10 +23,13 @@ from tests.local_http import serving
 #: The address space `toll` gets in these tests: far below what the unbounded reads took
 #: (2.6 GB to 24 GB), far above what a bounded run needs.
 MEMORY_LIMIT = 1 << 30
-#: The measurement deadline the hostile cases use, and what a run may take beyond it
-#: (interpreter start, imports and reaping on a shared 2-core machine).
+#: The measurement deadline the hostile cases that must hit it use. The tests assert the
+#: mechanism (the deadline fired: its message; the process group is gone), never the wall
+#: time a run took: on a loaded shared machine interpreter start alone can take seconds.
 DEADLINE = 2.0
-SLACK = 6.0
+#: The deadline of the cases that must *not* hit one (an echoed key, a huge body, a read
+#: limit): long enough that no load makes the deadline fire before the fault under test.
+NO_DEADLINE = 60.0
 #: Secrets the cases configure; none may appear in any output.
 TOKEN = "s3cr3t-token-4f9a2c"
 API_KEY = "sk-ant-hostile-7e51d0c9"
@@ -37,7 +40,6 @@ class Outcome:
     code: int
     stdout: str
     stderr: str
-    elapsed: float
 
     @property
     def output(self) -> str:
@@ -66,7 +68,6 @@ def run_toll(
         f"from pytest_toll.definitions.mcp import stdio; stdio._PUMP = {pump!r}; " if pump else ""
     )
     code = f"import sys; {choose}from pytest_toll.cli import main; sys.exit(main())"
-    started = time.monotonic()
     completed = subprocess.run(
         [sys.executable, "-c", code, *args],
         input=stdin if stdin is not None else b"",
@@ -80,7 +81,6 @@ def run_toll(
         completed.returncode,
         completed.stdout.decode("utf-8", "replace"),
         completed.stderr.decode("utf-8", "replace"),
-        time.monotonic() - started,
     )
 
 
@@ -88,10 +88,12 @@ def assert_could_not_judge(
     outcome: Outcome,
     *contains: str,
     secrets: Sequence[str] = (TOKEN, API_KEY),
-    within: float | None = None,
 ) -> None:
-    """Exit 2 with one clean ``toll: error:`` line naming the fault, no secret anywhere, and
-    (for a deadline case) no later than the deadline plus slack."""
+    """Exit 2 with one clean ``toll: error:`` line naming the fault, and no secret anywhere.
+
+    How long the run took is not judged (a deadline case names its deadline in the message;
+    ``run_toll``'s ``wall`` only keeps a regression from hanging the suite).
+    """
     assert outcome.code == 2, outcome
     lines = outcome.stderr.splitlines()
     assert len(lines) == 1, outcome.stderr
@@ -101,8 +103,6 @@ def assert_could_not_judge(
         assert text in lines[0], lines[0]
     for secret in secrets:
         assert secret not in outcome.output, outcome.output
-    if within is not None:
-        assert outcome.elapsed < within + SLACK, outcome.elapsed
 
 
 # --- hostile stdio servers ---------------------------------------------------------------

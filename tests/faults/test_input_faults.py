@@ -16,21 +16,21 @@ OVER_32_MIB = 32 * 1024 * 1024 + 1
 
 def test_count_refuses_dev_zero() -> None:
     outcome = run_toll("count", "/dev/zero")
-    assert_could_not_judge(outcome, "/dev/zero: not a regular file", within=0)
+    assert_could_not_judge(outcome, "/dev/zero: not a regular file")
 
 
 def test_count_refuses_a_fifo_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     outcome = run_toll("count", str(fifo))
-    assert_could_not_judge(outcome, "pipe: not a regular file", within=0)
+    assert_could_not_judge(outcome, "pipe: not a regular file")
 
 
 def test_weigh_refuses_a_fifo_as_tools_file(tmp_path: Path) -> None:
     fifo = tmp_path / "tools.json"
     os.mkfifo(fifo)
     outcome = run_toll("weigh", "--tools", str(fifo))
-    assert_could_not_judge(outcome, "tools.json: not a regular file", within=0)
+    assert_could_not_judge(outcome, "tools.json: not a regular file")
 
 
 def test_count_stdin_past_the_limit_is_cut_and_said() -> None:
@@ -43,7 +43,7 @@ def test_a_tools_file_past_the_limit_is_not_read(tmp_path: Path) -> None:
     with tools.open("wb") as file:
         file.truncate(10 * 1024**3)  # 10 GiB, sparse: refused by its size, never read
     outcome = run_toll("weigh", "--tools", str(tools))
-    assert_could_not_judge(outcome, "tools.json: larger than the 32 MiB read limit", within=0)
+    assert_could_not_judge(outcome, "tools.json: larger than the 32 MiB read limit")
 
 
 @pytest.mark.parametrize("suffix", [".json", ".yaml"])
@@ -60,7 +60,7 @@ def test_yaml_alias_bomb_in_tools_file(tmp_path: Path) -> None:
     tools = tmp_path / "tools.yaml"
     tools.write_text("\n".join(lines) + "\ntools: *a8\n")
     outcome = run_toll("weigh", "--tools", str(tools))
-    assert_could_not_judge(outcome, "tools.yaml: holds more than 2,000,000 values", within=0)
+    assert_could_not_judge(outcome, "tools.yaml: holds more than 2,000,000 values")
 
 
 def test_deeply_nested_messages(tmp_path: Path) -> None:

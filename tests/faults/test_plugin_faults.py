@@ -14,6 +14,7 @@ from tests.faults.test_http_faults import BEHAVIOURS
 
 
 def test_secrets_never_reach_any_report(tmp_path: Path) -> None:
+    # Only the dripping server is to hit its deadline; the others get one no load reaches.
     with http_server(BEHAVIOURS) as base:
         (tmp_path / "toll.yaml").write_text(
             textwrap.dedent(
@@ -22,11 +23,11 @@ def test_secrets_never_reach_any_report(tmp_path: Path) -> None:
                   echo:
                     url: {base}/echo
                     headers: {{Authorization: "Bearer ${{MCP_TOKEN}}"}}
-                    timeout: 2
+                    timeout: 60
                   newline:
                     url: {base}/echo
                     headers: {{Authorization: "Bearer ${{MCP_TOKEN_NL}}"}}
-                    timeout: 2
+                    timeout: 60
                   dripping:
                     url: {base}/drip
                     headers: {{X-Api-Key: "${{MCP_TOKEN}}"}}

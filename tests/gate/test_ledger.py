@@ -268,3 +268,36 @@ def test_schema_names_every_rule_and_limit_the_rules_modules_know() -> None:
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
         used = set(re.findall(r'"((?:E|S|TL)\d{3})"', source))
         assert used == set(module.RULE_IDS), module.__name__
+
+
+def test_a_rewritten_pin_no_longer_says_toll_init_measured_it(tmp_path: Path) -> None:
+    # Issue #25: after an allowed increase the pin's comment still read "measured by toll init".
+    path = tmp_path / "toll.yaml"
+    note = "# machine: measured by toll init; --toll-update lowers it"
+    path.write_text(
+        "version: 1\nservers:\n  s:\n    tools_file: t.json\n"
+        f"    budget: 9000  # human ceiling\n    pin: 3712  {note}\n"
+        f"skills:\n  pdf:\n    path: skills/pdf\n    pin: {{metadata: 40, body: 146}}  {note}\n"
+        f"  docx:\n    path: skills/docx\n    pin: {{metadata: 40, body: 146}}  {note}\n"
+    )
+    assert update_ledger(
+        path,
+        {
+            ("servers", "s", "pin"): 3800,
+            ("skills", "pdf", "pin", "body"): 140,
+            ("skills", "docx", "pin", "executed"): 50,
+        },
+    )
+    text = path.read_text()
+    assert (
+        "pin: 3800  # machine: raised with --toll-allow-increase; --toll-update lowers it" in text
+    )
+    assert (
+        "pin: {metadata: 40, body: 140}  # machine: updated by --toll-update; --toll-update lowers it"
+        in text
+    )
+    # A part added (no earlier value) is not an increase of a measured pin.
+    docx = next(line for line in text.splitlines() if "executed: 50}" in line)
+    assert "# machine: updated by --toll-update" in docx
+    assert "budget: 9000  # human ceiling" in text
+    assert load_ledger(path).data["servers"]["s"]["pin"] == 3800

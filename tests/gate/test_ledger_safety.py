@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -49,16 +48,16 @@ def test_no_number_is_infinite_or_nan(tmp_path: Path, value: str) -> None:
         load_ledger(path)
 
 
-def test_an_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
+def test_an_alias_bomb_is_refused_by_its_node_count(tmp_path: Path) -> None:
+    # 9**9 nodes expanded: the limit refuses it at LEDGER_MAX_ALIAS_NODES, long before
+    # (no wall time is asserted: the limit in the message is the mechanism).
     levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
     for level in range(1, 9):
         previous = f"*a{level - 1}"
         levels.append(f"a{level}: &a{level} [{', '.join([previous] * 9)}]")
     path = write(tmp_path, "\n".join(levels) + "\n")
-    started = time.perf_counter()
     with pytest.raises(UsageError, match=r"toll\.yaml:\d+: .*LEDGER_MAX_ALIAS_NODES"):
         load_ledger(path)
-    assert time.perf_counter() - started < 5
     with pytest.raises(UsageError, match="LEDGER_MAX_ALIAS_NODES"):
         update_ledger(path, {("tests", "a", "pin"): 1})
 

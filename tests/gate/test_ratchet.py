@@ -97,7 +97,8 @@ def server(
             Policy(update=True),
             "regressed",
             True,
-            "regressed by 20 tok against the pin 100",
+            "regressed by 20 tok against the pin 100 — not raised: --toll-update only lowers "
+            "pins; to accept the increase, run again with --toll-update --toll-allow-increase",
         ),
     ],
 )
@@ -256,3 +257,48 @@ def test_the_ratchet_never_raises_unasked_and_settles_in_one_update(
         assert (again.pin, again.outcome) == (total, "passed")
     else:
         assert again.pin == min(pin, total)
+
+
+def test_a_skills_executed_part_is_gated_but_outside_its_total_and_budget() -> None:
+    # Scripts a skill runs (issue #25, item 5): pinned and gated on their own, but their
+    # source is not loaded, so it is neither in the total nor held to the budget.
+    pin = {"metadata": 90, "body": 2000, "references": 0, "executed": 5000}
+    measured = {"metadata": 90, "body": 2000, "references": 0, "executed": 5000}
+
+    def skill(entry: dict[str, Any], parts: dict[str, int], policy: Policy) -> EntryResult:
+        total = sum(value for name, value in parts.items() if name != "executed")
+        return judge(
+            kind="skills",
+            name="docx",
+            nodeid="toll.yaml::skills::docx",
+            line=2,
+            entry=entry,
+            measurement=EntryMeasurement(total, "o200k", parts),
+            policy=policy,
+        )
+
+    passed = skill({"path": "s", "budget": 2500, "pin": pin}, measured, Policy())
+    assert (passed.outcome, passed.failed, passed.pin, passed.measured) == (
+        "passed",
+        False,
+        2090,
+        2090,
+    )
+    grown = skill({"path": "s", "pin": pin}, {**measured, "executed": 5100}, Policy())
+    assert (grown.outcome, grown.failed, grown.message) == (
+        "regressed",
+        True,
+        "regressed: executed +100 over its pin 5,000",
+    )
+    # A ledger written before the part existed: the part is new, nothing fails, an update
+    # pins it and leaves the other pins alone.
+    old_pin = {"metadata": 90, "body": 2000, "references": 5000}
+    moved = {"metadata": 90, "body": 2000, "references": 0, "executed": 5000}
+    update = Policy(update=True)
+    result = skill({"path": "s", "pin": old_pin}, moved, update)
+    assert (result.outcome, result.failed) == ("improved", False)
+    assert plan_entry(result, update) == {
+        ("skills", "docx", "pin", "references"): 0,
+        ("skills", "docx", "pin", "executed"): 5000,
+    }
+    assert result.ratchet == {"from": 7090, "to": 2090}

@@ -107,3 +107,59 @@ def test_the_checks_catch_a_console_error_and_an_outside_request(tmp_path: Path)
     loaded = load(page, tmp_path)
     assert any('"boom"' in line for line in loaded.console)
     assert "http://127.0.0.1:9/x.png" in loaded.page_requests
+
+
+# Written into the page by the test page's own script: every treemap label's rendered width
+# against the width its tile leaves it, as chromium lays the text out.
+_MEASURE = """
+var rows = [];
+document.querySelectorAll("svg.treemap g.tile").forEach(function (tile) {
+  var box = tile.querySelector("rect:not(clipPath rect)");
+  var width = parseFloat(box.getAttribute("width"));
+  tile.querySelectorAll("tspan").forEach(function (span) {
+    rows.push([span.textContent, span.getComputedTextLength(), width - 5]);
+  });
+});
+var out = document.createElement("pre");
+out.id = "measured";
+out.textContent = JSON.stringify(rows);
+document.body.appendChild(out);
+"""
+
+
+def test_treemap_labels_fit_their_tiles_in_a_real_browser(tmp_path: Path) -> None:
+    import html
+    import json
+    import re
+
+    from pytest_toll.report.html import render_page
+
+    names = [
+        "get_customer_invoice_history_with_line_items_and_taxes",
+        "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW",
+        "search",
+        "list_all_the_things_in_the_workspace_recursively",
+        "x",
+        "mmmmmmmmmmmmmmmmmmmmmmmmm",
+    ]
+    tools = [
+        {"name": name, "tokens": tokens, "description_tokens": 1, "schema_tokens": 1}
+        for name, tokens in zip(names, [900, 420, 300, 120, 40, 15])
+    ]
+    report = {"target": "wide", "tools": tools, "totals": {"claude": 1795}, "framing": 10}
+    page = render_page("labels", tools=[report]).replace(
+        "</body>", f"<script>{_MEASURE}</script></body>"
+    )
+    path = tmp_path / "labels.html"
+    path.write_text(page, encoding="utf-8")
+    loaded = load(path, tmp_path / "profile")
+    assert loaded.console == []
+    found = re.search(r'<pre id="measured">(.*?)</pre>', loaded.dom, re.S)
+    assert found is not None, "the measuring script did not run"
+    rows = json.loads(html.unescape(found.group(1)))
+    assert len(rows) >= 6  # the large tiles show a name and a value
+    for text, rendered, room in rows:
+        assert rendered <= room, (text, rendered, room)
+    shown = [text for text, _, _ in rows]
+    assert "search" in shown  # a short name fits whole
+    assert any(text.endswith("…") for text in shown)  # a long one is cut to its tile

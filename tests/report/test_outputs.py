@@ -68,7 +68,7 @@ def fixture_report() -> ReportDict:
 EXPECTED_MARKDOWN = """\
 ## pytest-toll: context cost
 
-❌ **Gate failed**: 1 regressed, 1 over budget, 1 error · 1 improved
+❌ **Gate failed** · 4 entries: 3 failed, 1 passed (1 improved, 1 regressed, 1 over budget, 1 error)
 
 Fixed cost per request (server definitions + skill metadata): **≥ 1,074 tok (o200k)**, ~0.11% of a 1,000,000-token window (servers::down could not be measured).
 
@@ -117,7 +117,7 @@ def test_markdown_for_a_passing_run() -> None:
         ]
     )
     assert markdown.render(report.as_dict()) == (
-        "## pytest-toll: context cost\n\n✅ **Gate passed** · 1 passed\n\n"
+        "## pytest-toll: context cost\n\n✅ **Gate passed** · 1 entry: 1 passed (1 ok)\n\n"
         "Fixed cost per request (server definitions + skill metadata): **812 tok (o200k)**, "
         "~0.41% of a 200,000-token window.\n\n"
         "| | entry | measured | pin | budget | change | method |\n"
@@ -442,3 +442,28 @@ def test_any_report_renders_within_its_limit_with_whole_table_rows(
 
 def github_lines(report: ReportDict) -> list[str]:
     return github.render_annotations(github_run.entry_annotations(report, "toll.yaml"))
+
+
+def test_one_tally_in_the_terminal_markdown_and_html() -> None:
+    # Issue #25: one run read "14 passed" / "2 failing · 14 passed" / "2 failed, 12 passed".
+    from pytest_toll.report.html import render_page
+    from pytest_toll.report.data import tally_of
+    from pytest_toll.report.terminal import tally_line
+
+    data = fixture_report()
+    report = SessionReport(ledger="toll.yaml", window=1_000_000, tolerance=0)
+    report.add(
+        [
+            EntryResult(
+                str(entry["kind"]), str(entry["name"]), str(entry["nodeid"]), 1,
+                entry.get("measured"), entry.get("method"), entry.get("pin"),
+                entry.get("budget"), entry["outcome"], failed=bool(entry.get("failed")),
+            )
+            for entry in data["entries"]
+        ]
+    )  # fmt: skip
+    expected = "4 entries: 3 failed, 1 passed (1 improved, 1 regressed, 1 over budget, 1 error)"
+    assert tally_line(report) == tally_of(data) == tally_of(report.as_dict()) == expected
+    assert f"❌ **Gate failed** · {expected}" in markdown.render(data)
+    page = render_page("toll", session=data)
+    assert f"FAILED</span> — {expected}</p>" in page

@@ -33,7 +33,9 @@ def test_one_skill_measured_at_three_levels_exactly(tmp_path: Path) -> None:
         },
     )
     report = measure_skills(folder)
-    refs = [tokens.count(template), tokens.count(style), tokens.count(script)]
+    # The script is run (``python scripts/collect.py``): its source is the executed part,
+    # not loaded text.
+    refs = [tokens.count(template), tokens.count(style)]
     assert report.as_dict() == {
         "kind": "skills",
         "tokenizer": "o200k_base",
@@ -47,15 +49,17 @@ def test_one_skill_measured_at_three_levels_exactly(tmp_path: Path) -> None:
                 "references": [
                     {"path": "assets/template.md", "tokens": refs[0]},
                     {"path": "references/style.md", "tokens": refs[1]},
-                    {"path": "scripts/collect.py", "tokens": refs[2]},
                 ],
                 "references_total": sum(refs),
+                "executed": [{"path": "scripts/collect.py", "tokens": tokens.count(script)}],
+                "executed_total": tokens.count(script),
             }
         ],
         "totals": {
             "metadata": meta("release-notes"),
             "body": tokens.count(body),
             "references": sum(refs),
+            "executed": tokens.count(script),
         },
         "findings": [],
     }

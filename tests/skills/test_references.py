@@ -34,6 +34,8 @@ def test_reference_targets_from_links_and_bare_paths() -> None:
         "references/e.md",
         "scripts/run.sh",
         "./notes/more.txt",
+        # Any path naming a file is a candidate, counted only when the skill holds it.
+        "src/app.py",
     ]
 
 

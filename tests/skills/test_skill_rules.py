@@ -265,3 +265,20 @@ def test_findings_of_same_named_skills_say_which_one(tmp_path: Path) -> None:
         ("S102", WARN, f"pdf ({root}/b/pdf)", "description is thin: 11 characters, under 40"),
         ("S102", WARN, f"pdf ({root}/b/pdf)", "description never says when to use the skill"),
     ]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Use before opening a pull request.",
+        "Use after a release branch is cut.",
+        "Use for invoices and receipts.",
+        "Use whenever a changelog is edited.",
+        "Use during an incident review.",
+    ],
+)
+def test_s102_accepts_the_ways_authors_say_when(tmp_path: Path, sentence: str) -> None:
+    # Issue #25: real descriptions say "Use before / after / for / whenever …".
+    description = f"Check the release notes against the merged changes. {sentence}"
+    write_skill(tmp_path / "notes", description=description)
+    assert [f for f in measure_skills(tmp_path / "notes").findings if f.rule == "S102"] == []

@@ -161,9 +161,9 @@ def test_opencode_storage_tree_export_and_database(tmp_path: Path) -> None:
     assert outcomes(database) == [("toolu_db1", "grep", "ok"), ("toolu_db2", "$ make", "error")]
     (turn,) = of_type(database, UsageRecord)
     assert (turn.session, turn.prompt, turn.model) == ("ses_db", 1005, "claude-sonnet-4-5")
-    assert [r.text for r in of_type(database, TextRecord, with_text=True) if r.source == "user"] == [
-        "grep for TODO"
-    ]
+    assert [
+        r.text for r in of_type(database, TextRecord, with_text=True) if r.source == "user"
+    ] == ["grep for TODO"]
 
 
 def test_copilot_pairs_start_and_complete_by_tool_call_id() -> None:

@@ -127,6 +127,27 @@ def _get(data: Any, keys: tuple[str, ...]) -> Any:
     return data
 
 
+#: What ``toll init`` writes beside a pin it measured; a pin rewritten later no longer is.
+INIT_PIN_NOTE = "measured by toll init"
+
+
+def _restate_pin_note(path: list[tuple[Any, str]], old: Any, new: Any) -> None:
+    """The comment beside a rewritten pin says what wrote it now (not ``toll init``).
+
+    The comment sits at the end of the pin's line, on the nearest key of ``path`` (for a
+    skill's ``pin: {metadata: …}`` map, on ``pin``). A raised pin says it was raised on
+    purpose, so a reviewer does not read an allowed increase as toll init's measurement.
+    """
+    raised = isinstance(old, int | float) and isinstance(new, int | float) and new > old
+    now = "raised with --toll-allow-increase" if raised else "updated by --toll-update"
+    for container, key in reversed(path):
+        comments = getattr(getattr(container, "ca", None), "items", {}).get(key)
+        token = comments[2] if comments and len(comments) > 2 else None
+        if token is not None and INIT_PIN_NOTE in str(getattr(token, "value", "")):
+            token.value = token.value.replace(INIT_PIN_NOTE, now)
+            return
+
+
 def apply_updates(
     document: Any,
     updates: Mapping[tuple[str, ...], Any],
@@ -138,7 +159,9 @@ def apply_updates(
         if not keys:
             raise ValueError("an update needs a key path")
         parent = document
+        path: list[tuple[Any, str]] = []
         for depth, key in enumerate(keys[:-1]):
+            path.append((parent, key))
             child = parent.get(key) if isinstance(parent, Mapping) else None
             if not isinstance(child, Mapping):
                 if value is DELETE:
@@ -164,7 +187,9 @@ def apply_updates(
             continue
         if last in parent and _same(parent[last], value):
             continue
+        old = parent.get(last)
         parent[last] = _to_yaml(value, keys)
+        _restate_pin_note([*path, (parent, last)], old, value)
         changed = True
     return changed
 
