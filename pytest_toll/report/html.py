@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_toll._version import __version__
-from pytest_toll.report.html_findings import findings_section, session_findings_section
 from pytest_toll.report.data import tally_of
+from pytest_toll.report.html_findings import findings_section, session_findings_section
 from pytest_toll.report.svg import (
     BAD,
     GOOD,

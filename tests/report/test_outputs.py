@@ -446,8 +446,8 @@ def github_lines(report: ReportDict) -> list[str]:
 
 def test_one_tally_in_the_terminal_markdown_and_html() -> None:
     # Issue #25: one run read "14 passed" / "2 failing · 14 passed" / "2 failed, 12 passed".
-    from pytest_toll.report.html import render_page
     from pytest_toll.report.data import tally_of
+    from pytest_toll.report.html import render_page
     from pytest_toll.report.terminal import tally_line
 
     data = fixture_report()
