@@ -173,10 +173,14 @@ def skill_group(relative: str) -> str:
     return PurePosixPath(relative).parent.as_posix()
 
 
+#: Folder names that say nothing about whose skills they hold.
+_GENERIC_FOLDERS = frozenset({".", "skills", "examples", "example", "src", "lib", "libs"})
+
+
 def _owner(group: str) -> str:
     """A short name for a group of skills: ``plugins/x/skills`` → ``x``, ``.claude/skills``
-    → ``claude``."""
-    parts = [part for part in PurePosixPath(group).parts if part not in (".", "skills")]
+    → ``claude``, ``libs/cli/examples/skills`` → ``cli``."""
+    parts = [part for part in PurePosixPath(group).parts if part not in _GENERIC_FOLDERS]
     return parts[-1].strip(".") if parts else "root"
 
 

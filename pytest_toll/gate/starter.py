@@ -194,8 +194,28 @@ def _add_rules(
 # --- rendering --------------------------------------------------------------------------
 
 
+#: Characters a YAML stream may not hold at all, even in a comment or a quoted string: C0
+#: controls but tab and line breaks, DEL, C1 controls but NEL, surrogates, U+FFFE/U+FFFF.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+#: Line breaks YAML knows and JSON does not escape: inside a quoted key they end the line.
+_UNICODE_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _json(value: Any) -> str:
+    """JSON text (valid YAML), with the characters YAML refuses or reads as a line break as
+    ``\\uXXXX`` escapes."""
+    text = _UNPRINTABLE.sub(_escaped, json.dumps(value, ensure_ascii=False))
+    return _UNICODE_BREAKS.sub(_escaped, text)
+
+
 def _key(name: str) -> str:
-    return name if _PLAIN_KEY.match(name) else json.dumps(name, ensure_ascii=False)
+    return name if _PLAIN_KEY.match(name) else _json(name)
 
 
 def _value(value: Any) -> str:
@@ -203,7 +223,7 @@ def _value(value: Any) -> str:
     if isinstance(value, Mapping):
         inner = ", ".join(f"{_key(str(k))}: {_value(v)}" for k, v in value.items())
         return "{" + inner + "}"
-    return json.dumps(value, ensure_ascii=False)
+    return _json(value)
 
 
 def comment_lines(text: str, prefix: str = "# ") -> list[str]:
@@ -211,9 +231,10 @@ def comment_lines(text: str, prefix: str = "# ") -> list[str]:
 
     YAML ends a comment at any line break — ``\n``, ``\r`` and also NEL and the Unicode line
     and paragraph separators — so each piece between them gets its own ``#``; a reason
-    that is a Python traceback stays a comment.
+    that is a Python traceback stays a comment. Characters no YAML stream may hold (a
+    server's stderr can carry any byte) are written as ``\\uXXXX``.
     """
-    pieces = re.split("\r\n|[\n\r\x85\u2028\u2029]", text)
+    pieces = re.split("\r\n|[\n\r\x85\u2028\u2029]", _UNPRINTABLE.sub(_escaped, text))
     return [(prefix + piece).rstrip() for piece in pieces]
 
 
