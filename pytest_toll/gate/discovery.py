@@ -76,6 +76,7 @@ def walk(root: Path) -> Tree:
     folders: list[Folder] = []
     skills: list[str] = []
     seen: set[tuple[int, int]] = set()
+    inside = os.path.realpath(root)
     for directory, subdirectories, files in os.walk(root, followlinks=True):
         try:
             here = os.stat(directory)
@@ -96,9 +97,20 @@ def walk(root: Path) -> Tree:
         subdirectories[:] = sorted(
             name
             for name in subdirectories
-            if name not in SKIPPED_FOLDERS and not _is_virtualenv(os.path.join(directory, name))
+            if name not in SKIPPED_FOLDERS
+            and not _is_virtualenv(os.path.join(directory, name))
+            and _inside(os.path.join(directory, name), inside)
         )
     return Tree(root, tuple(folders), tuple(skills))
+
+
+def _inside(path: str, root: str) -> bool:
+    """A symlinked folder is followed only when it stays in the repository: a link to ``/``
+    or a home folder must not turn ``toll init`` into a walk of the whole disk."""
+    if not os.path.islink(path):
+        return True
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root + os.sep)
 
 
 # --- finders ------------------------------------------------------------------------------

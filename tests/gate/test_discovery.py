@@ -59,6 +59,8 @@ def test_the_walk_skips_dependencies_and_follows_each_folder_once(tmp_path: Path
     skill(tmp_path / "real" / "skills" / "kept")
     os.symlink(tmp_path / "real", tmp_path / "link")  # the same folder twice
     os.symlink(tmp_path, tmp_path / "real" / "loop")  # and a loop back to the root
+    outside = skill(tmp_path.parent / f"{tmp_path.name}-outside" / "skills" / "far").parent
+    os.symlink(outside.parent, tmp_path / "elsewhere")  # out of the repository: not followed
     tree = walk(tmp_path)
     assert tree.skill_folders in (("link/skills/kept",), ("real/skills/kept",))
 
