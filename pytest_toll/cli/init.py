@@ -8,6 +8,7 @@ import shlex
 import sys
 import tempfile
 from pathlib import Path
+from typing import TextIO
 
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK
 from pytest_toll.core.errors import UsageError
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     text = starters.render(starter)
     if not starter.measured:
         # Every source failed: a ledger of comments would run as "no tests" (pytest exit 5).
-        _summary(starter, path, written=False)
+        _not_measured(starter, sys.stderr, "could not be measured")
         print(
             "toll: error: nothing toll init could measure (each reason above); no ledger "
             "written. Make one of them measurable here, then run toll init again.",
@@ -125,10 +126,20 @@ def _write_new(text: str, path: Path) -> bool:
     return True
 
 
+def _not_measured(starter: starters.Starter, out: TextIO, what: str) -> None:
+    for server, reason in starter.servers:
+        if isinstance(reason, str):
+            print(f"  servers.{server.name} ({server.origin}) {what}: {reason}", file=out)
+    for name, _, result in starter.skills:
+        if isinstance(result, str):
+            print(f"  skills.{name} {what}: {result}", file=out)
+    if isinstance(starter.transcripts, str):
+        print(f"  transcripts {what}: {starter.transcripts}", file=out)
+
+
 def _summary(starter: starters.Starter, path: Path, *, written: bool) -> None:
     out = sys.stderr if not written else sys.stdout
     measured = [s for s, result in starter.servers if not isinstance(result, str)]
-    skipped = [(s, result) for s, result in starter.servers if isinstance(result, str)]
     skills = [name for name, _, result in starter.skills if not isinstance(result, str)]
     verb = "wrote" if written else "would write"
     print(
@@ -136,15 +147,7 @@ def _summary(starter: starters.Starter, path: Path, *, written: bool) -> None:
         + (", transcripts" if isinstance(starter.transcripts, dict) else ""),
         file=out,
     )
-    for server, reason in skipped:
-        print(
-            f"  servers.{server.name} ({server.origin}) written commented out: {reason}", file=out
-        )
-    for name, _, result in starter.skills:
-        if isinstance(result, str):
-            print(f"  skills.{name} written commented out: {result}", file=out)
-    if isinstance(starter.transcripts, str):
-        print(f"  transcripts written commented out: {starter.transcripts}", file=out)
+    _not_measured(starter, out, "written commented out")
     if starter.failing_findings:
         print(
             f"{len(starter.failing_findings)} finding(s) already there, written as rule "
