@@ -9,6 +9,8 @@ text files, within the size caps below; ``MANIFEST.yaml`` lists what was copied.
 
     python scripts/fetch_real_repos.py --checkouts DIR   # DIR/<owner>+<name>/ are checkouts
     python scripts/fetch_real_repos.py --clone           # git clone each at its commit
+    python scripts/fetch_real_repos.py --checkouts DIR --sweep   # init + gate on each whole
+                                                         # checkout, those not copied too
 
 Only repositories under a permissive licence (MIT, Apache-2.0, BSD) are copied; a skill
 with its own licence file is copied only when that licence is permissive too.
@@ -43,8 +45,8 @@ REPOS: tuple[tuple[str, str, str, int], ...] = (
     ("wshobson/agents", "367cb6a4a182cf7e9b0a17c9429f7411ddd9cf35", "MIT", 12),
 )  # fmt: skip
 
-#: Repositories tried on a full checkout but not copied (their licence is not permissive):
-#: run with --checkouts and --all to include them in a local run.
+#: Repositories tried on a whole checkout but not copied (their licence is not permissive, or
+#: they hold nothing for toll init): ``--sweep`` runs them too.
 NOT_COPIED: tuple[tuple[str, str, str], ...] = (
     ("getsentry/sentry-mcp", "4a109327ef3cc3b20b36ac18edbce68d37010565", "FSL-1.1"),
     ("trailofbits/skills", "293fb74c3151cceda32a85a545fe8acd67f8f5c6", "CC-BY-SA-4.0"),
@@ -167,12 +169,47 @@ def _manifest(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def sweep(checkouts: Path) -> int:
+    """The first run a new user makes, on each whole checkout (also those not copied):
+    ``toll init``, then ``pytest --toll toll.yaml``; one line per repository."""
+    failed = 0
+    every = [(repo, commit) for repo, commit, _, _ in REPOS] + [
+        (repo, commit) for repo, commit, _ in NOT_COPIED
+    ]
+    for repo, _ in every:
+        folder = checkouts / repo.replace("/", "+")
+        (folder / "toll.yaml").unlink(missing_ok=True)
+        init = subprocess.run(
+            [sys.executable, "-m", "pytest_toll", "init"], cwd=folder, capture_output=True
+        )
+        gate = None
+        if init.returncode == 0:
+            gate = subprocess.run(
+                [sys.executable, "-m", "pytest", "--toll", "toll.yaml", "-p", "no:cacheprovider"],
+                cwd=folder,
+                capture_output=True,
+            ).returncode
+        # Exit 2 from init is "nothing to measure": right for a repository without any.
+        failed += init.returncode not in (0, 2) or gate not in (None, 0)
+        print(f"{repo}: toll init exit {init.returncode}, pytest --toll toll.yaml exit {gate}")
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--checkouts", type=Path, help="folder of <owner>+<name> checkouts")
     where.add_argument("--clone", action="store_true", help="git clone each repository")
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="with --checkouts: run toll init and the gate on each whole checkout instead",
+    )
     args = parser.parse_args(argv)
+    if args.sweep:
+        if args.checkouts is None:
+            parser.error("--sweep needs --checkouts")
+        return sweep(args.checkouts)
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as scratch:
         for repo, commit, licence, limit in REPOS:
