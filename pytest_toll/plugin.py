@@ -216,6 +216,25 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return ledger_file
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``--toll``, a folder holding SKILL.md is the agent's data, not a test suite.
+
+    pytest run without arguments collects the whole tree, and skills ship templates named
+    like tests (``references/test_template.py`` with ``{pkg_name}`` placeholders) that fail
+    to import — a repository with no Python tests failed ``pytest --toll`` on files it never
+    meant as tests. A skill folder (or a path in it) named on the command line or in
+    ``testpaths`` is still collected.
+    """
+    if STATE_KEY not in config.stash or not (collection_path / "SKILL.md").is_file():
+        return None
+    base = config.invocation_params.dir
+    for arg in config.args:
+        named = (base / arg.split("::")[0]).resolve()
+        if named == collection_path.resolve() or collection_path.resolve() in named.parents:
+            return None
+    return True
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     marked = [item for item in items if item.get_closest_marker("toll") is not None]
     if marked:

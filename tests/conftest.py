@@ -19,6 +19,9 @@ import yaml  # noqa: F401
 from pytest_toll.core import tokens
 from pytest_toll.definitions.mcp import stdio
 
+# Other projects' skill folders, kept as test data: their test_*.py templates are not tests.
+collect_ignore_glob = ["fixtures/real_repos/*"]
+
 # tiktoken caches a downloaded vocabulary under sha1(its URL); placing our shipped file there
 # lets tiktoken build its own o200k_base with no network, to serve as the reference.
 TIKTOKEN_O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import tempfile
 from pathlib import Path
+from typing import TextIO
 
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK
 from pytest_toll.core.errors import UsageError
 from pytest_toll.gate import starter as starters
-from pytest_toll.gate.ledger import load_ledger
+from pytest_toll.gate.discovery import describe_search
+from pytest_toll.gate.ledger import ledger_from_text
 
 #: An existing ledger is never overwritten: the same code pytest gives a usage error.
 EXIT_LEDGER_EXISTS = 4
+#: Nothing in the repository that a ledger could gate (nothing found, or nothing found could
+#: be measured here): no ledger is written, since pytest would run it as "no tests".
+EXIT_NOTHING_TO_MEASURE = EXIT_CANNOT_JUDGE
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +45,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = Path(args.ledger)
+    if os.path.islink(path) and not path.exists():
+        print(
+            f"toll: error: {path} is a symlink to {os.readlink(path)}, which does not exist; "
+            "toll init does not write through it (remove the link, or write elsewhere with "
+            "--ledger PATH)",
+            file=sys.stderr,
+        )
+        return EXIT_LEDGER_EXISTS
     if path.exists() and not args.print:
         print(
             f"toll: error: {path} exists; toll init never overwrites a ledger "
@@ -54,19 +68,25 @@ def run(args: argparse.Namespace) -> int:
         print(f"toll init: {note}", file=sys.stderr)
     if discovery.empty:
         print(
-            "toll: error: nothing to measure: no MCP servers in "
-            + ", ".join(name for name, _ in starters.SERVER_FILES)
-            + "; no skills under "
-            + ", ".join(f"{name}/" for name in starters.SKILL_ROOTS)
-            + "; no transcripts under "
-            + ", ".join(f"{name}/" for name in starters.TRANSCRIPT_ROOTS),
+            f"toll: error: nothing to measure in {root}: {describe_search()}; no ledger written",
             file=sys.stderr,
         )
-        return EXIT_CANNOT_JUDGE
+        return EXIT_NOTHING_TO_MEASURE
+    for line in discovery.where():
+        print(f"toll init: found {line}", file=sys.stderr)
     starter = starters.measure(discovery, args.headroom)
     text = starters.render(starter)
+    if not starter.measured:
+        # Every source failed: a ledger of comments would run as "no tests" (pytest exit 5).
+        _not_measured(starter, sys.stderr, "could not be measured")
+        print(
+            "toll: error: nothing toll init could measure (each reason above); no ledger "
+            "written. Make one of them measurable here, then run toll init again.",
+            file=sys.stderr,
+        )
+        return EXIT_NOTHING_TO_MEASURE
+    ledger_from_text(text, path)  # a starter that pytest --toll refuses would be worse than none
     if args.print:
-        os.unlink(_check_loads(text, root))
         sys.stdout.write(text)
     elif not _write_new(text, path):
         print(f"toll: error: {path} exists; toll init never overwrites a ledger", file=sys.stderr)
@@ -75,38 +95,51 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _check_loads(text: str, root: Path) -> Path:
-    """Write ``text`` to a temporary file beside the ledger and load it as pytest would:
-    a starter that ``pytest --toll`` refuses would be worse than none."""
-
-    descriptor, name = tempfile.mkstemp(prefix=".toll-init-", suffix=".yaml", dir=root)
-    with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as file:
-        file.write(text)
-    try:
-        load_ledger(name)
-    except BaseException:
-        os.unlink(name)
-        raise
-    return Path(name)
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _write_new(text: str, path: Path) -> bool:
-    """Put the checked text at ``path`` unless a file is there (also one that appeared since
-    the first check): a hard link never replaces its target. False when one exists."""
-    temporary = _check_loads(text, path.resolve().parent)
+    """Put the text at ``path`` unless a file is there (also one that appeared since the
+    first check): a hard link never replaces its target. False when one exists.
+
+    The file gets the mode a new file gets under the umask (0644 typically), as any file an
+    editor writes: the ledger is meant to be committed and read by CI, not kept private.
+    """
+    descriptor, name = tempfile.mkstemp(
+        prefix=".toll-init-", suffix=".yaml", dir=path.resolve().parent
+    )
     try:
-        os.link(temporary, path)
-    except FileExistsError:
-        return False
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(name, 0o666 & ~_umask())
+        try:
+            os.link(name, path)
+        except FileExistsError:
+            return False
     finally:
-        os.unlink(temporary)
+        os.unlink(name)
     return True
+
+
+def _not_measured(starter: starters.Starter, out: TextIO, what: str) -> None:
+    for server, reason in starter.servers:
+        if isinstance(reason, str):
+            print(f"  servers.{server.name} ({server.origin}) {what}: {reason}", file=out)
+    for name, _, result in starter.skills:
+        if isinstance(result, str):
+            print(f"  skills.{name} {what}: {result}", file=out)
+    if isinstance(starter.transcripts, str):
+        print(f"  transcripts {what}: {starter.transcripts}", file=out)
 
 
 def _summary(starter: starters.Starter, path: Path, *, written: bool) -> None:
     out = sys.stderr if not written else sys.stdout
     measured = [s for s, result in starter.servers if not isinstance(result, str)]
-    skipped = [(s, result) for s, result in starter.servers if isinstance(result, str)]
     skills = [name for name, _, result in starter.skills if not isinstance(result, str)]
     verb = "wrote" if written else "would write"
     print(
@@ -114,21 +147,16 @@ def _summary(starter: starters.Starter, path: Path, *, written: bool) -> None:
         + (", transcripts" if isinstance(starter.transcripts, dict) else ""),
         file=out,
     )
-    for server, reason in skipped:
-        print(
-            f"  servers.{server.name} ({server.origin}) written commented out: {reason}", file=out
-        )
-    for name, _, result in starter.skills:
-        if isinstance(result, str):
-            print(f"  skills.{name} written commented out: {result}", file=out)
-    if isinstance(starter.transcripts, str):
-        print(f"  transcripts written commented out: {starter.transcripts}", file=out)
+    _not_measured(starter, out, "written commented out")
     if starter.failing_findings:
         print(
-            "error-severity findings (pytest --toll fails on these until fixed or the rule is",
+            f"{len(starter.failing_findings)} finding(s) already there, written as rule "
+            "overrides with a reason (shown on every run until you fix them or say why):",
             file=out,
         )
-        print("turned down under rules:):", file=out)
         for line in starter.failing_findings:
             print(f"  {line}", file=out)
-    print("next: pytest --toll", file=out)
+    if written:
+        # The ledger named on the command line: pytest then collects it alone, not every
+        # test_*.py in the tree (a repository without Python tests has none to run).
+        print(f"next: pytest --toll {shlex.quote(os.fspath(path))}", file=out)

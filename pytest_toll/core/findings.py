@@ -54,12 +54,52 @@ class Finding:
         return f"{self.rule} {self.severity}{where} {self.message}{hint}"
 
 
+#: How ``toll init`` starts the reason of an override it writes for a finding that existed
+#: when the ledger was made; such a finding says so on every run until a person rewrites it.
+INIT_REASON_PREFIX = "found by toll init on "
+
+
+@dataclass(frozen=True)
+class Acknowledgement:
+    """A rule override written with its reason (``{severity, reason, subjects}`` in the ledger).
+
+    With ``subjects`` it covers findings about those subjects only (tools, skills, shapes);
+    the same rule on any other subject keeps its default severity, so a new finding still
+    fails. The reason is repeated on each finding it covers.
+    """
+
+    severity: Severity
+    reason: str
+    subjects: frozenset[str] | None = None
+
+    def covers(self, subject: str | None) -> bool:
+        return self.subjects is None or (subject is not None and subject in self.subjects)
+
+    @property
+    def note(self) -> str:
+        """What a covered finding says about its override."""
+        if self.unreviewed:
+            found_on = self.reason[len(INIT_REASON_PREFIX) :].partition(":")[0]
+            return (
+                f"there when the ledger was made ({found_on}), not yet reviewed: fix it, "
+                "or write in the ledger's reason why it stays"
+            )
+        return f"acknowledged in the ledger: {self.reason}"
+
+    @property
+    def unreviewed(self) -> bool:
+        """Still the text ``toll init`` wrote: nobody has looked at this finding yet."""
+        return self.reason.startswith(INIT_REASON_PREFIX)
+
+
 @dataclass(frozen=True)
 class RuleOverrides:
     """User overrides: per-rule severities and named thresholds (e.g. ``tool_tokens``)."""
 
     severities: Mapping[str, Severity] = field(default_factory=dict)
     thresholds: Mapping[str, float] = field(default_factory=dict)
+    #: Overrides given with a reason, by rule (they take precedence over ``severities``).
+    acknowledged: Mapping[str, Acknowledgement] = field(default_factory=dict)
 
     @classmethod
     def parse(
@@ -73,25 +113,24 @@ class RuleOverrides:
     ) -> RuleOverrides:
         """Validate user-given overrides, naming ``source`` in any error.
 
-        With ``known_rules`` / ``known_thresholds``, an unknown name is an error: a typo
-        must not silently leave a gate at its default.
+        A rule's value is a severity, or a mapping ``{severity, reason, subjects}`` (an
+        acknowledgement, see :class:`Acknowledgement`). With ``known_rules`` /
+        ``known_thresholds``, an unknown name is an error: a typo must not silently leave
+        a gate at its default.
         """
         _reject_unknown(severities, known_rules, source, "rule")
         _reject_unknown(thresholds, known_thresholds, source, "threshold")
         checked: dict[str, Severity] = {}
+        acknowledged: dict[str, Acknowledgement] = {}
         for rule, value in (severities or {}).items():
-            # YAML reads a bare ``off`` as False.
-            level = OFF if value is False else value
-            if level not in SEVERITIES:
-                raise UsageError(
-                    f"{source}.{rule}: severity must be one of {', '.join(SEVERITIES)}, "
-                    f"not {value!r}"
-                )
-            checked[str(rule)] = cast(Severity, level)
+            if isinstance(value, Mapping):
+                acknowledged[str(rule)] = _acknowledgement(value, f"{source}.{rule}")
+                continue
+            checked[str(rule)] = _severity(value, f"{source}.{rule}")
         limits: dict[str, float] = {}
         for name, value in (thresholds or {}).items():
             limits[str(name)] = require_non_negative_number(value, f"{source}.{name}")
-        return cls(checked, limits)
+        return cls(checked, limits, acknowledged)
 
     def severity(self, rule: str, default: Severity) -> Severity:
         return self.severities.get(rule, default)
@@ -103,10 +142,44 @@ class RuleOverrides:
         self, rule: str, default: Severity, subject: str | None, message: str, hint: str = ""
     ) -> Finding | None:
         """A finding at its effective severity, or None when the rule is turned off."""
-        level = self.severity(rule, default)
+        acknowledgement = self.acknowledged.get(rule)
+        if acknowledgement is not None and acknowledgement.covers(subject):
+            level = acknowledgement.severity
+            message = f"{message} ({acknowledgement.note})"
+        else:
+            level = self.severity(rule, default)
         if level == OFF:
             return None
         return Finding(rule, level, subject, message, hint)
+
+
+def _severity(value: Any, where: str) -> Severity:
+    # YAML reads a bare ``off`` as False.
+    level = OFF if value is False else value
+    if level not in SEVERITIES:
+        raise UsageError(f"{where}: severity must be one of {', '.join(SEVERITIES)}, not {value!r}")
+    return cast(Severity, level)
+
+
+def _acknowledgement(value: Mapping[str, Any], where: str) -> Acknowledgement:
+    unknown = sorted(set(map(str, value)) - {"severity", "reason", "subjects"})
+    if unknown:
+        raise UsageError(f"{where}.{unknown[0]}: unknown key (expected severity, reason, subjects)")
+    if "severity" not in value:
+        raise UsageError(f"{where}: an override with a reason needs a severity")
+    reason = value.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise UsageError(f"{where}.reason: say why the rule is overridden (a non-empty string)")
+    subjects = value.get("subjects")
+    if subjects is not None and (
+        not isinstance(subjects, list) or not all(isinstance(item, str) for item in subjects)
+    ):
+        raise UsageError(f"{where}.subjects: must be a list of names")
+    return Acknowledgement(
+        _severity(value["severity"], f"{where}.severity"),
+        reason.strip(),
+        None if subjects is None else frozenset(subjects),
+    )
 
 
 def _reject_unknown(

@@ -82,19 +82,25 @@ def looks_like_credential(value: str) -> bool:
     )
 
 
+def is_secret_setting(name: str, value: str, *, kind: str) -> bool:
+    """Whether a named value (``kind`` ``header``, ``env`` or ``query``) is taken for a
+    secret: any header but a public one; otherwise a secret-sounding name or a key-like value."""
+    if kind == "header":
+        return name.lower() not in _PUBLIC_HEADERS
+    return bool(_SECRET_NAME.search(name)) or looks_like_credential(value)
+
+
 def remember_setting(name: str, value: str | None, *, kind: str) -> None:
     """Remember a named value (``kind`` ``header``, ``env`` or ``query``) unless it plainly
     is no secret: a public header, or a value whose name and shape say nothing secret."""
-    if not value:
+    if not value or not is_secret_setting(name, value, kind=kind):
         return
     if kind == "header":
-        if name.lower() not in _PUBLIC_HEADERS:
-            # The whole value, and its credential after a scheme word such as "Bearer".
-            _, space, credential = value.strip(" ").partition(" ")
-            remember(value, credential if space else None)
+        # The whole value, and its credential after a scheme word such as "Bearer".
+        _, space, credential = value.strip(" ").partition(" ")
+        remember(value, credential if space else None)
         return
-    if _SECRET_NAME.search(name) or looks_like_credential(value):
-        remember(value)
+    remember(value)
 
 
 def forget_all() -> None:

@@ -6,15 +6,13 @@ listing (``mcp``) → measurement (``weigh``) → judgement (``rules``) → one 
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pytest_toll.core.envrefs import expand_all
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import Finding, RuleOverrides
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, DEFAULT_WINDOW
-from pytest_toll.core.secrets import remember_setting
 from pytest_toll.definitions import rules
 from pytest_toll.definitions.mcp.http import list_http
 from pytest_toll.definitions.mcp.listing import Listing
@@ -22,31 +20,17 @@ from pytest_toll.definitions.mcp.stdio import list_stdio
 from pytest_toll.definitions.tools import SHAPE_MCP_RESULT, load_tools_file, normalize_tools
 from pytest_toll.definitions.weigh import ToolsReport, weigh
 
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
 
 def expand_headers(
     headers: Mapping[str, str] | None, environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """Header values with ``${NAME}`` replaced from the environment.
+    """Header values with ``${NAME}`` / ``${NAME:-default}`` replaced from the environment.
 
     So a ledger can say ``Authorization: "Bearer ${MCP_TOKEN}"`` and keep the secret out of
-    the file. A missing variable is a usage error naming the header and the variable, never
-    the value.
+    the file. A missing or empty variable is a usage error naming the header and the
+    variable, never the value (the values are remembered as secrets when sent).
     """
-    environ = os.environ if environ is None else environ
-    expanded: dict[str, str] = {}
-    for name, value in (headers or {}).items():
-
-        def substitute(match: re.Match[str], header: str = name) -> str:
-            variable = match.group(1)
-            if variable not in environ:
-                raise UsageError(f"header {header}: environment variable {variable} is not set")
-            remember_setting(header, environ[variable], kind="header")
-            return environ[variable]
-
-        expanded[name] = _ENV_REFERENCE.sub(substitute, str(value))
-    return expanded
+    return expand_all({str(k): str(v) for k, v in (headers or {}).items()}, "header", environ)
 
 
 def _strings(values: Mapping[str, object] | None, what: str) -> dict[str, str] | None:

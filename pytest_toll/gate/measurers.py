@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_toll.calls.entry import measure_entry
 from pytest_toll.calls.measuring import PARTS
+from pytest_toll.core.envrefs import expand
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import Finding
 from pytest_toll.core.kinds import EXECUTED
@@ -55,15 +56,29 @@ def measure_servers_entry(
     if isinstance(command, str):
         # Split like a shell would, but never run one.
         command = shlex.split(command)
+    # ${VAR} / ${VAR:-default} as the agent host expands them (headers: at sending time).
+    if isinstance(command, list):
+        command = [
+            expand(part, f"{where}.command") if isinstance(part, str) else part for part in command
+        ]
+    env = entry.get("env")
+    if isinstance(env, Mapping):
+        env = {
+            key: expand(value, f"{where}.env.{key}") if isinstance(value, str) else value
+            for key, value in env.items()
+        }
+    url = entry.get("url")
+    if isinstance(url, str):
+        url = expand(url, f"{where}.url")
     cwd = context.resolve(entry["cwd"]) if entry.get("cwd") else context.root
     optional: dict[str, Any] = {}
     if entry.get("timeout") is not None:
         optional["timeout"] = float(entry["timeout"])
     report = weigh_source(
         command=command,
-        url=entry.get("url"),
+        url=url,
         tools_file=None if tools_file is None else context.resolve(str(tools_file)),
-        env=entry.get("env"),
+        env=env,
         cwd=cwd,
         headers=entry.get("headers"),
         check_order=bool(entry.get("check_order", False)),

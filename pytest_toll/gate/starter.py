@@ -2,15 +2,17 @@
 
 Three steps, kept apart so each can be tested on its own:
 
-1. :func:`discover` reads the MCP server declarations agents use in a project
-   (``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json``, a Claude Desktop config),
-   the skills folders (``skills/``, ``.claude/skills/``, ``.codex/skills/`` …) and a
-   committed transcripts folder — nothing outside the repository, nothing from the network;
+1. :func:`discover` (:mod:`.discovery`) finds every folder holding a SKILL.md, every MCP
+   config and a committed transcripts folder anywhere in the tree — nothing outside the
+   repository, nothing from the network;
 2. :func:`measure` weighs each one with the same measurers ``pytest --toll`` uses, so the
    pins it writes are exactly what the first gate run measures;
 3. :func:`render` writes the ledger text: pins as measured, budgets with headroom
    (:func:`budget_for`), a comment on each entry saying where it came from. A server that
-   cannot be measured is written commented out with the reason — never silently dropped.
+   cannot be measured is written commented out with the reason — never silently dropped —
+   and a finding that exists already is written as an acknowledged rule override (its
+   reason says toll init found it, and on which day), so a fresh ledger passes its own gate
+   while a new finding still fails.
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.gate.ledger_write import INIT_PIN_NOTE
+from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.findings import INIT_REASON_PREFIX
+from pytest_toll.gate.discovery import Discovery, discover, skill_group
+from pytest_toll.gate.ledger.write import INIT_PIN_NOTE
 from pytest_toll.gate.measurement import EntryContext
 from pytest_toll.gate.measurers import (
     SKILL_LEVELS,
@@ -32,68 +37,20 @@ from pytest_toll.gate.measurers import (
     measure_skills_entry,
     measure_transcripts_entry,
 )
-from pytest_toll.skills.measure import find_skill_folders
+from pytest_toll.gate.server_config import DeclaredServer, server_entry
 from pytest_toll.transcripts.decisions import SHAPES_TO_DECIDE, initial_settings
 from pytest_toll.transcripts.scan import ReadOptions, scan
-
-#: Project files that declare MCP servers, in the order their entries are taken (the first
-#: declaration of a name wins). Each maps to the key its servers live under.
-SERVER_FILES: tuple[tuple[str, str], ...] = (
-    (".mcp.json", "mcpServers"),  # Claude Code's project servers
-    (".cursor/mcp.json", "mcpServers"),  # Cursor
-    (".vscode/mcp.json", "servers"),  # VS Code
-    ("claude_desktop_config.json", "mcpServers"),  # Claude Desktop's shape, committed
-    (".gemini/settings.json", "mcpServers"),  # Gemini CLI
-)
-#: Folders that hold Agent Skills in a project, one skill folder (with SKILL.md) below each.
-SKILL_ROOTS = (
-    "skills",
-    ".claude/skills",
-    ".codex/skills",
-    ".agents/skills",
-    ".github/skills",
-    ".cursor/skills",
-)
-#: Committed transcript folders (Claude Code JSONL, Codex rollouts), relative to the root.
-TRANSCRIPT_ROOTS = ("transcripts", ".transcripts", "agent-transcripts")
 
 #: The budget is the pin times this, rounded up to the next BUDGET_STEP tokens.
 HEADROOM = 1.25
 BUDGET_STEP = 100
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
-_VSCODE_WORKSPACE = "${workspaceFolder}"
 
 
 def budget_for(pin: int, headroom: float = HEADROOM) -> int:
     """``pin × headroom``, rounded up to the next hundred tokens (never below one step)."""
     return max(BUDGET_STEP, math.ceil(pin * headroom / BUDGET_STEP) * BUDGET_STEP)
-
-
-@dataclass(frozen=True)
-class DeclaredServer:
-    """One server declaration: the ledger entry it becomes, or why it cannot be one."""
-
-    name: str
-    origin: str
-    entry: Mapping[str, Any]
-    #: Set when the declaration cannot become an entry (a transport the ledger lacks).
-    unusable: str | None = None
-
-
-@dataclass(frozen=True)
-class Discovery:
-    root: Path
-    servers: tuple[DeclaredServer, ...] = ()
-    #: (entry name, skill folder relative to root)
-    skills: tuple[tuple[str, str], ...] = ()
-    transcripts: str | None = None
-    #: Places that were read and ignored, with why (a second declaration of a name …).
-    notes: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return not (self.servers or self.skills or self.transcripts)
 
 
 @dataclass
@@ -104,127 +61,53 @@ class Starter:
     servers: list[tuple[DeclaredServer, dict[str, Any] | str]] = field(default_factory=list)
     skills: list[tuple[str, str, dict[str, Any] | str]] = field(default_factory=list)
     transcripts: dict[str, Any] | str | None = None
-    #: Error-severity findings: each fails its entry in ``pytest --toll`` until dealt with.
+    #: Error-severity findings at init, each written as an acknowledged rule override.
     failing_findings: list[str] = field(default_factory=list)
     headroom: float = HEADROOM
+    #: The date the acknowledgements say they were found on (ISO).
+    today: str = field(default_factory=lambda: date.today().isoformat())
+    #: Top-level ``rules:`` acknowledgements (the transcripts kind has no rules of its own).
+    ledger_rules: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-
-# --- discovery --------------------------------------------------------------------------
-
-
-def _read_json(path: Path, where: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"{where}: cannot read: {error}") from None
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{where}:{error.lineno}: not JSON: {error.msg}") from None
-
-
-def _workspace(value: str) -> str:
-    """VS Code's ``${workspaceFolder}`` is the repository root, where the ledger lives."""
-    if value.startswith(_VSCODE_WORKSPACE + "/"):
-        return value[len(_VSCODE_WORKSPACE) + 1 :]
-    return "." if value == _VSCODE_WORKSPACE else value
-
-
-def server_entry(declaration: Mapping[str, Any], where: str) -> tuple[dict[str, Any], str | None]:
-    """A ledger ``servers:`` entry from one declaration, and a reason when it cannot be used."""
-    kind = str(declaration.get("type") or declaration.get("transport") or "")
-    url = declaration.get("url") or declaration.get("serverUrl") or declaration.get("httpUrl")
-    if declaration.get("command"):
-        command = declaration["command"]
-        argv = [command] if isinstance(command, str) else list(command)
-        args = declaration.get("args") or []
-        if not isinstance(args, list):
-            raise UsageError(f"{where}.args: must be a list of strings")
-        entry: dict[str, Any] = {"command": [_workspace(str(part)) for part in argv + args]}
-        if isinstance(declaration.get("env"), Mapping) and declaration["env"]:
-            entry["env"] = {str(k): str(v) for k, v in declaration["env"].items()}
-        if isinstance(declaration.get("cwd"), str):
-            entry["cwd"] = _workspace(declaration["cwd"])
-        if declaration.get("envFile"):
-            return entry, "its envFile is not read by the ledger; add the variables under env"
-        return entry, None
-    if isinstance(url, str):
-        entry = {"url": url}
-        if isinstance(declaration.get("headers"), Mapping) and declaration["headers"]:
-            entry["headers"] = {str(k): str(v) for k, v in declaration["headers"].items()}
-        if kind == "sse":
-            return entry, "an SSE server; the ledger measures stdio and streamable-HTTP servers"
-        return entry, None
-    return {}, "neither a command nor a url"
-
-
-def _discover_servers(root: Path) -> tuple[list[DeclaredServer], list[str]]:
-    servers: dict[str, DeclaredServer] = {}
-    notes: list[str] = []
-    for relative, key in SERVER_FILES:
-        path = root / relative
-        if not path.is_file():
-            continue
-        data = _read_json(path, relative)
-        declared = data.get(key) if isinstance(data, Mapping) else None
-        if not isinstance(declared, Mapping):
-            notes.append(f"{relative}: no {key} object; nothing taken from it")
-            continue
-        for name, declaration in declared.items():
-            where = f"{relative}: {key}.{name}"
-            if not isinstance(declaration, Mapping):
-                notes.append(f"{where}: not an object; skipped")
-                continue
-            if name in servers:
-                notes.append(f"{where}: also declared in {servers[name].origin}; the first is kept")
-                continue
-            entry, unusable = server_entry(declaration, where)
-            servers[str(name)] = DeclaredServer(str(name), relative, entry, unusable)
-    return list(servers.values()), notes
-
-
-def _discover_skills(root: Path) -> list[tuple[str, str]]:
-    # Imported here: the skills module pulls in the tokenizer's helpers and YAML.
-
-    found: list[tuple[str, str]] = []
-    names: set[str] = set()
-    for relative in SKILL_ROOTS:
-        folder = root / relative
-        if not folder.is_dir():
-            continue
-        try:
-            skill_folders = find_skill_folders(folder)
-        except CouldNotJudge:
-            continue
-        for skill in skill_folders:
-            name = skill.name
-            if name in names:
-                # The same skill name in two catalogues: keep both, told apart by catalogue.
-                name = f"{relative.strip('.').split('/')[0]}-{skill.name}"
-            names.add(name)
-            found.append((name, skill.relative_to(root).as_posix()))
-    return found
-
-
-def _discover_transcripts(root: Path) -> str | None:
-    for relative in TRANSCRIPT_ROOTS:
-        folder = root / relative
-        if folder.is_dir() and any(folder.rglob("*.jsonl")):
-            return relative
-    return None
-
-
-def discover(root: Path) -> Discovery:
-    """What the repository at ``root`` declares; reads files only, starts nothing."""
-    servers, notes = _discover_servers(root)
-    return Discovery(
-        root=root,
-        servers=tuple(servers),
-        skills=tuple(_discover_skills(root)),
-        transcripts=_discover_transcripts(root),
-        notes=tuple(notes),
-    )
+    @property
+    def measured(self) -> int:
+        """Entries the gate will measure (not commented out)."""
+        return (
+            sum(not isinstance(result, str) for _, result in self.servers)
+            + sum(not isinstance(result, str) for _, _, result in self.skills)
+            + isinstance(self.transcripts, dict)
+        )
 
 
 # --- measuring --------------------------------------------------------------------------
+
+#: At most this many findings are quoted in one acknowledgement's reason (the rest counted).
+REASON_QUOTES = 3
+
+
+def _acknowledge(
+    label: str, findings: Sequence[Mapping[str, Any]], today: str
+) -> dict[str, dict[str, Any]]:
+    """Rule overrides for the error-severity findings of one entry: each rule turned down to
+    ``warn`` for the subjects it was found on, with a reason quoting what was found."""
+    by_rule: dict[str, list[Mapping[str, Any]]] = {}
+    for finding in findings:
+        if finding.get("severity") == "error":
+            by_rule.setdefault(str(finding.get("rule")), []).append(finding)
+    overrides: dict[str, dict[str, Any]] = {}
+    for rule, found in sorted(by_rule.items()):
+        quoted = "; ".join(str(item.get("message")) for item in found[:REASON_QUOTES])
+        more = len(found) - REASON_QUOTES
+        override: dict[str, Any] = {
+            "severity": "warn",
+            "reason": f"{INIT_REASON_PREFIX}{today}: {quoted}"
+            + (f"; and {more} more" if more > 0 else ""),
+        }
+        subjects = [item.get("subject") for item in found]
+        if all(isinstance(subject, str) for subject in subjects):
+            override["subjects"] = sorted(set(map(str, subjects)))
+        overrides[rule] = override
+    return overrides
 
 
 def _failing(label: str, findings: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -252,10 +135,16 @@ def _transcripts_entry(root: Path, relative: str) -> dict[str, Any]:
     }
 
 
-def measure(discovery: Discovery, headroom: float = HEADROOM) -> Starter:
-    """Measure every discovered source as ``pytest --toll`` will; failures become reasons."""
+def measure(discovery: Discovery, headroom: float = HEADROOM, today: str | None = None) -> Starter:
+    """Measure every discovered source as ``pytest --toll`` will; failures become reasons.
+
+    A source that cannot be measured here (a server that needs the network, a variable that
+    is not set) cannot be measured by the gate either, so it is written commented out.
+    """
     context = EntryContext(root=discovery.root)
     starter = Starter(discovery, headroom=headroom)
+    if today is not None:
+        starter.today = today
     for server in discovery.servers:
         if server.unusable:
             starter.servers.append((server, server.unusable))
@@ -268,8 +157,8 @@ def measure(discovery: Discovery, headroom: float = HEADROOM) -> Starter:
         entry = dict(server.entry)
         entry.update(budget=budget_for(measured.total, headroom), pin=measured.total)
         entry["tools"] = dict(measured.parts)
+        _add_rules(entry, f"servers.{server.name}", measured.findings, starter)
         starter.servers.append((server, entry))
-        starter.failing_findings += _failing(f"servers.{server.name}", measured.findings)
     for name, path in discovery.skills:
         try:
             measured = measure_skills_entry(name, {"path": path}, context)
@@ -278,24 +167,56 @@ def measure(discovery: Discovery, headroom: float = HEADROOM) -> Starter:
             continue
         levels = {level: int(measured.parts[level]) for level in SKILL_LEVELS}
         entry = {"path": path, "budget": budget_for(measured.total, headroom), "pin": levels}
+        _add_rules(entry, f"skills.{name}", measured.findings, starter)
         starter.skills.append((name, path, entry))
-        starter.failing_findings += _failing(f"skills.{name}", measured.findings)
     if discovery.transcripts is not None:
         try:
             entry = _transcripts_entry(discovery.root, discovery.transcripts)
             checked = measure_transcripts_entry("transcripts", entry, context)
             starter.transcripts = entry
             starter.failing_findings += _failing("transcripts", checked.findings)
+            starter.ledger_rules.update(
+                _acknowledge("transcripts", checked.findings, starter.today)
+            )
         except CouldNotJudge as error:
             starter.transcripts = str(error)
     return starter
 
 
+def _add_rules(
+    entry: dict[str, Any], label: str, findings: Sequence[Mapping[str, Any]], starter: Starter
+) -> None:
+    starter.failing_findings += _failing(label, findings)
+    overrides = _acknowledge(label, findings, starter.today)
+    if overrides:
+        entry["rules"] = overrides
+
+
 # --- rendering --------------------------------------------------------------------------
 
 
+#: Characters a YAML stream may not hold at all, even in a comment or a quoted string: C0
+#: controls but tab and line breaks, DEL, C1 controls but NEL, surrogates, U+FFFE/U+FFFF.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+#: Line breaks YAML knows and JSON does not escape: inside a quoted key they end the line.
+_UNICODE_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _json(value: Any) -> str:
+    """JSON text (valid YAML), with the characters YAML refuses or reads as a line break as
+    ``\\uXXXX`` escapes."""
+    text = _UNPRINTABLE.sub(_escaped, json.dumps(value, ensure_ascii=False))
+    return _UNICODE_BREAKS.sub(_escaped, text)
+
+
 def _key(name: str) -> str:
-    return name if _PLAIN_KEY.match(name) else json.dumps(name, ensure_ascii=False)
+    return name if _PLAIN_KEY.match(name) else _json(name)
 
 
 def _value(value: Any) -> str:
@@ -303,7 +224,19 @@ def _value(value: Any) -> str:
     if isinstance(value, Mapping):
         inner = ", ".join(f"{_key(str(k))}: {_value(v)}" for k, v in value.items())
         return "{" + inner + "}"
-    return json.dumps(value, ensure_ascii=False)
+    return _json(value)
+
+
+def comment_lines(text: str, prefix: str = "# ") -> list[str]:
+    """``text`` as comment lines: every line of it commented, whatever it holds.
+
+    YAML ends a comment at any line break — ``\n``, ``\r`` and also NEL and the Unicode line
+    and paragraph separators — so each piece between them gets its own ``#``; a reason
+    that is a Python traceback stays a comment. Characters no YAML stream may hold (a
+    server's stderr can carry any byte) are written as ``\\uXXXX``.
+    """
+    pieces = re.split("\r\n|[\n\r\x85\u2028\u2029]", _UNPRINTABLE.sub(_escaped, text))
+    return [(prefix + piece).rstrip() for piece in pieces]
 
 
 def _block(name: str, entry: Mapping[str, Any], indent: str = "  ") -> list[str]:
@@ -312,6 +245,12 @@ def _block(name: str, entry: Mapping[str, Any], indent: str = "  ") -> list[str]
         if key == "tools" and isinstance(value, Mapping) and value:
             lines.append(f"{indent}  tools:          # machine: per-tool pins, shown in the diff")
             lines += [f"{indent}    {_key(str(tool))}: {tokens}" for tool, tokens in value.items()]
+            continue
+        if key == "rules" and isinstance(value, Mapping) and value:
+            lines.append(
+                f"{indent}  rules:   # found when the ledger was made: say why, or fix and remove"
+            )
+            lines += [f"{indent}    {_key(str(rule))}: {_value(v)}" for rule, v in value.items()]
             continue
         comment = {
             "budget": "  # human ceiling: raise or lower it on purpose",
@@ -322,7 +261,7 @@ def _block(name: str, entry: Mapping[str, Any], indent: str = "  ") -> list[str]
 
 
 def _commented(name: str, entry: Mapping[str, Any], reason: str) -> list[str]:
-    lines = [f"  # {_key(name)}: not measured — {reason}"]
+    lines = comment_lines(f"{_key(name)}: not measured — {reason}", "  # ")
     lines += ["  # " + line[2:] for line in _block(name, entry)]
     return lines
 
@@ -332,19 +271,26 @@ def render(starter: Starter) -> str:
     percent = round((starter.headroom - 1) * 100)
     lines = [
         "# toll.yaml — written by `toll init`: what this repository's agent surface may cost,",
-        "# in o200k tokens. `pytest --toll` measures every entry below and fails when one goes",
-        "# over its budget or above its pin; `pytest --toll --toll-update` lowers pins that",
-        "# improved. toll.yaml.example in pytest-toll documents every key.",
+        "# in o200k tokens. `pytest --toll toll.yaml` measures every entry below and fails when",
+        "# one goes over its budget or above its pin; `pytest --toll toll.yaml --toll-update`",
+        "# lowers pins that improved. toll.yaml.example in pytest-toll documents every key.",
         "# Pins are what toll init measured. Budgets give headroom: pin ×",
         f"# {starter.headroom:g} (+{percent}%), rounded up to the next {BUDGET_STEP} tokens; set them to what",
-        "# you intend.",
+        "# you intend. Findings that existed already are turned down to `warn` under `rules:`,",
+        f"# each with a reason starting '{INIT_REASON_PREFIX}…'; they are shown on every run",
+        "# until you fix them or write why they stay.",
         "version: 1",
         "tokenizer: o200k_base",
     ]
+    if starter.ledger_rules:
+        lines += ["", "rules:"]
+        lines += [f"  {_key(rule)}: {_value(v)}" for rule, v in starter.ledger_rules.items()]
     if starter.servers:
         lines += ["", "servers:"]
         for server, result in starter.servers:
             lines.append(f"  # from {server.origin}")
+            for note in server.notes:
+                lines += comment_lines(note, "  # ")
             if isinstance(result, str):
                 lines += _commented(server.name, server.entry, result)
             else:
@@ -355,7 +301,12 @@ def render(starter: Starter) -> str:
             "# Each skill's three loading levels are pinned and gated on their own.",
             "skills:",
         ]
+        group = None
         for name, path, skill in starter.skills:
+            here = skill_group(path)
+            if here != group:
+                lines.append(f"  # from {here}/")
+                group = here
             if isinstance(skill, str):
                 lines += _commented(name, {"path": path}, skill)
             else:
@@ -378,9 +329,10 @@ def render(starter: Starter) -> str:
                 for shape, decision in section["decisions"].items()
             ]
     elif isinstance(starter.transcripts, str):
-        lines += [
-            "",
-            f"# transcripts: not measured — {starter.transcripts}",
-            f"#   roots: [{starter.discovery.transcripts}]",
-        ]
+        lines += [""]
+        lines += comment_lines(f"transcripts: not measured — {starter.transcripts}")
+        lines.append(f"#   roots: [{starter.discovery.transcripts}]")
     return "\n".join(lines) + "\n"
+
+
+__all__ = ["DeclaredServer", "Discovery", "budget_for", "discover", "server_entry"]

@@ -117,7 +117,7 @@ def test_http_headers_come_from_the_environment(
     assert report.server is not None and report.server["transport"] == "http"
     monkeypatch.delenv("TOLL_TEST_TOKEN")
     with pytest.raises(
-        UsageError, match=r"^header Authorization: environment variable TOLL_TEST_TOKEN is not set$"
+        UsageError, match=r"^header Authorization: environment variable TOLL_TEST_TOKEN is not set "
     ):
         weigh_source(url=guarded_http, headers={"Authorization": "Bearer ${TOLL_TEST_TOKEN}"})
 

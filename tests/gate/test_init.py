@@ -77,8 +77,12 @@ def test_init_writes_a_ledger_that_the_gate_passes(project: Path) -> None:
     assert "  # remote: not measured — an SSE server" in text
     assert '  #   url: "http://127.0.0.1:9/sse"' in text
     assert "  # gone: not measured — " in text and "command not found" in text
-    # The second declaration of "files" is named, not silently used.
-    assert ".vscode/mcp.json: servers.files: also declared in .mcp.json" in done.stderr
+    # A second, different declaration of "files" is kept apart by where it lives.
+    assert (
+        ".vscode/mcp.json: files: also declared in .mcp.json, differently; written as "
+        "vscode-files" in done.stderr
+    )
+    assert "  # vscode-files: not measured — " in text
     assert '  release-notes:\n    path: "skills/release-notes"\n' in text
     assert "pin: {metadata: 40, body: 146, references: 111}" in text
     # Budget = pin × 1.25 rounded up to the next hundred.

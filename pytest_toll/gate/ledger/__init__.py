@@ -206,6 +206,13 @@ def _explain(error: Any) -> str:
         return "must not be empty"
     if validator == "required":
         return str(error.message)
+    if validator == "oneOf" and error.context and "rules" in error.absolute_path:
+        # A rule is a severity or an override with a reason: explain the form that was meant.
+        branch = 1 if isinstance(error.instance, dict) else 0
+        meant = [sub for sub in error.context if list(sub.relative_schema_path)[:1] == [branch]]
+        sub = (meant or list(error.context))[0]
+        inner = ".".join(str(key) for key in sub.relative_path)
+        return (f"{inner}: " if inner else "") + _explain(sub)
     return str(error.message)
 
 

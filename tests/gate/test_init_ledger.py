@@ -1,0 +1,186 @@
+"""What ``toll init`` writes: always valid YAML (issue #25 item 2), findings already there as
+acknowledged overrides (item 3), and the file written as any file is (#24 item 14)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_toll.cli import main
+from pytest_toll.core.errors import UsageError
+from pytest_toll.core.findings import ERROR, WARN, RuleOverrides
+from pytest_toll.gate.discovery import Discovery
+from pytest_toll.gate.ledger import ledger_from_text
+from pytest_toll.gate.server_config import DeclaredServer
+from pytest_toll.gate.starter import Starter, render
+from tests.plugin.inner import QUIET
+
+DEMO_SKILL = Path(__file__).resolve().parents[2] / "examples" / "demo" / "skills" / "release-notes"
+
+
+# --- item 2: never invalid YAML ------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reason=st.text(), note=st.text(), name=st.text(min_size=1))
+def test_a_commented_out_server_always_loads(reason: str, note: str, name: str) -> None:
+    """Whatever the reason (a traceback, CR, NEL, U+2028 …), every line stays a comment."""
+    server = DeclaredServer(name, ".mcp.json", {"command": ["srv", reason]}, notes=(note,))
+    skill = {"path": "skills/a", "budget": 100, "pin": {"metadata": 1, "body": 2}}
+    starter = Starter(
+        Discovery(root=Path(".")),
+        servers=[(server, reason)],
+        skills=[("a", "skills/a", skill)],
+        transcripts=reason,
+    )
+    ledger = ledger_from_text(render(starter), Path("toll.yaml"))
+    assert not ledger.data.get("servers")
+    assert list(ledger.data["skills"]) == ["a"]
+    assert "transcripts" not in ledger.data
+
+
+def test_a_traceback_reason_is_commented_line_by_line() -> None:
+    reason = 'Traceback (most recent call last):\n  File "x.py", line 1\nKeyError: "a: b"'
+    server = DeclaredServer("s", ".mcp.json", {"command": ["srv"]})
+    text = render(Starter(Discovery(root=Path(".")), servers=[(server, reason)]))
+    assert '  #   File "x.py", line 1\n  # KeyError: "a: b"\n' in text
+    ledger_from_text(text, Path("toll.yaml"))
+
+
+# --- item 3: a fresh ledger passes its own gate ----------------------------------------------
+
+
+def test_an_acknowledged_finding_is_shown_and_a_new_one_still_fails() -> None:
+    rules = RuleOverrides.parse(
+        {
+            "E125": {
+                "severity": "warn",
+                "reason": "found by toll init on 2026-12-01: too long",
+                "subjects": ["old_tool"],
+            },
+            "E126": {"severity": "info", "reason": "kept: the enum is the API"},
+        }
+    )
+    old = rules.finding("E125", ERROR, "old_tool", "too long")
+    new = rules.finding("E125", ERROR, "new_tool", "too long")
+    reviewed = rules.finding("E126", ERROR, "any", "big enum")
+    assert old is not None and old.severity == WARN
+    assert "there when the ledger was made (2026-12-01), not yet reviewed" in old.message
+    assert new is not None and new.severity == ERROR and "ledger" not in new.message
+    assert reviewed is not None and reviewed.severity == "info"
+    assert reviewed.message == "big enum (acknowledged in the ledger: kept: the enum is the API)"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"severity": "warn"}, r"S101.reason: say why"),
+        ({"reason": "x"}, r"S101: an override with a reason needs a severity"),
+        ({"severity": "loud", "reason": "x"}, r"S101.severity: severity must be one of"),
+        ({"severity": "warn", "reason": "x", "subjects": "a"}, r"S101.subjects: must be a list"),
+        ({"severity": "warn", "reason": "x", "until": 1}, r"S101.until: unknown key"),
+    ],
+)
+def test_a_malformed_acknowledgement_is_refused(value: dict[str, object], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        RuleOverrides.parse({"S101": value})
+
+
+def test_the_ledger_schema_takes_both_forms() -> None:
+    text = (
+        "version: 1\nrules:\n  E125: off\n  E126: {severity: warn, reason: kept}\n"
+        "skills:\n  a:\n    path: skills/a\n    rules:\n"
+        "      S101: {severity: warn, reason: because, subjects: [a]}\n"
+    )
+    ledger_from_text(text, Path("toll.yaml"))
+    with pytest.raises(
+        UsageError, match=r"toll.yaml:3: rules.E126: .reason. is a required property"
+    ):
+        ledger_from_text("version: 1\nrules:\n  E126: {severity: warn}\n", Path("toll.yaml"))
+
+
+def test_init_then_gate_passes_and_a_new_finding_fails(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = pytester.path / "skills" / "notes"
+    shutil.copytree(DEMO_SKILL, folder)  # its name says release-notes: S101 at init
+    monkeypatch.chdir(pytester.path)
+    assert main(["init"]) == 0
+    said = capsys.readouterr().out
+    assert "1 finding(s) already there, written as rule overrides" in said
+    text = (pytester.path / "toll.yaml").read_text(encoding="utf-8")
+    assert 'S101: {severity: "warn", reason: "found by toll init on ' in text
+    assert 'subjects: ["release-notes"]}' in text
+    first = pytester.runpytest("--toll", "toll.yaml", *QUIET)
+    assert first.ret == 0, first.stdout.str()
+    first.stdout.fnmatch_lines(["*S101 warn release-notes: *not yet reviewed*"])
+    skill_md = folder / "SKILL.md"
+    skill_md.write_text(
+        skill_md.read_text(encoding="utf-8") + "\nSee [the missing page](references/gone.md).\n",
+        encoding="utf-8",
+    )
+    second = pytester.runpytest("--toll", "toll.yaml", *QUIET)
+    assert second.ret == 1
+    second.stdout.fnmatch_lines(["*S106 error release-notes: reference 'references/gone.md'*"])
+
+
+# --- #24 item 14: the file itself -------------------------------------------------------------
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    shutil.copytree(DEMO_SKILL, tmp_path / "skills" / "release-notes")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_the_ledger_gets_the_mode_the_umask_gives(repo: Path, umask: int, mode: int) -> None:
+    previous = os.umask(umask)
+    try:
+        assert main(["init"]) == 0
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((repo / "toll.yaml").stat().st_mode) == mode
+
+
+def test_a_dangling_symlinked_ledger_is_refused_by_name(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    os.symlink(repo / "elsewhere" / "toll.yaml", repo / "toll.yaml")
+    assert main(["init"]) == 4
+    err = capsys.readouterr().err
+    assert f"toll.yaml is a symlink to {repo / 'elsewhere' / 'toll.yaml'}, which does not" in err
+    assert not (repo / "elsewhere").exists()
+
+
+def test_print_writes_nothing(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "read-only folder")
+
+    # As a read-only folder would: any file made is an error.
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(os, "link", refuse)
+    before = sorted(repo.rglob("*"))
+    assert main(["init", "--print"]) == 0
+    assert "release-notes:" in capsys.readouterr().out
+    assert sorted(repo.rglob("*")) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder anyway")
+def test_print_works_in_a_read_only_folder(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo.chmod(0o555)
+    try:
+        assert main(["init", "--print"]) == 0
+    finally:
+        repo.chmod(0o755)
+    assert "version: 1" in capsys.readouterr().out
