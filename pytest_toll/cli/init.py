@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
             + "; no skills under "
             + ", ".join(f"{name}/" for name in starters.SKILL_ROOTS)
             + "; no transcripts under "
-            + ", ".join(f"{name}/" for name in starters.TRANSCRIPT_ROOTS),
+            + ", ".join(f"{name}/" for name in starters.TRANSCRIPT_ROOTS)
+            + "; no memory files, subagents, commands or plugins",
             file=sys.stderr,
         )
         return EXIT_CANNOT_JUDGE
@@ -111,9 +112,18 @@ def _summary(starter: starters.Starter, path: Path, *, written: bool) -> None:
     verb = "wrote" if written else "would write"
     print(
         f"{verb} {os.fspath(path)}: {len(measured)} server(s), {len(skills)} skill(s)"
-        + (", transcripts" if isinstance(starter.transcripts, dict) else ""),
+        + (", transcripts" if isinstance(starter.transcripts, dict) else "")
+        + "".join(
+            f", {len(measured_rows)} {kind}"
+            for kind, rows in starter.surface.entries.items()
+            if (measured_rows := [row for row in rows if not isinstance(row[2], str)])
+        ),
         file=out,
     )
+    for kind, rows in starter.surface.entries.items():
+        for name, _, result in rows:
+            if isinstance(result, str):
+                print(f"  {kind}.{name} written commented out: {result}", file=out)
     for server, reason in skipped:
         print(
             f"  servers.{server.name} ({server.origin}) written commented out: {reason}", file=out

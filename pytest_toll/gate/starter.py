@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.gate import starter_surface
 from pytest_toll.gate.measurement import EntryContext
 from pytest_toll.gate.measurers import (
     SKILL_LEVELS,
@@ -89,10 +90,14 @@ class Discovery:
     transcripts: str | None = None
     #: Places that were read and ignored, with why (a second declaration of a name …).
     notes: tuple[str, ...] = ()
+    #: Memory files, subagents, commands and plugins (:mod:`starter_surface`).
+    surface: starter_surface.SurfaceDiscovery = field(
+        default_factory=starter_surface.SurfaceDiscovery
+    )
 
     @property
     def empty(self) -> bool:
-        return not (self.servers or self.skills or self.transcripts)
+        return not (self.servers or self.skills or self.transcripts) and self.surface.empty
 
 
 @dataclass
@@ -106,6 +111,7 @@ class Starter:
     #: Error-severity findings: each fails its entry in ``pytest --toll`` until dealt with.
     failing_findings: list[str] = field(default_factory=list)
     headroom: float = HEADROOM
+    surface: starter_surface.SurfaceStarter = field(default_factory=starter_surface.SurfaceStarter)
 
 
 # --- discovery --------------------------------------------------------------------------
@@ -214,12 +220,14 @@ def _discover_transcripts(root: Path) -> str | None:
 def discover(root: Path) -> Discovery:
     """What the repository at ``root`` declares; reads files only, starts nothing."""
     servers, notes = _discover_servers(root)
+    surface = starter_surface.discover(root)
     return Discovery(
         root=root,
         servers=tuple(servers),
         skills=tuple(_discover_skills(root)),
         transcripts=_discover_transcripts(root),
-        notes=tuple(notes),
+        notes=tuple(notes) + surface.notes,
+        surface=surface,
     )
 
 
@@ -287,6 +295,11 @@ def measure(discovery: Discovery, headroom: float = HEADROOM) -> Starter:
             starter.failing_findings += _failing("transcripts", checked.findings)
         except CouldNotJudge as error:
             starter.transcripts = str(error)
+    starter.surface = starter_surface.measure(
+        discovery.surface, context, lambda pin: budget_for(pin, headroom)
+    )
+    for label, findings in starter.surface.findings:
+        starter.failing_findings += _failing(label, findings)
     return starter
 
 
@@ -308,6 +321,10 @@ def _value(value: Any) -> str:
 def _block(name: str, entry: Mapping[str, Any], indent: str = "  ") -> list[str]:
     lines = [f"{indent}{_key(name)}:"]
     for key, value in entry.items():
+        if key == "pin" and isinstance(value, Mapping) and len(value) > 3:
+            lines.append(f"{indent}  pin:            # machine: measured by toll init, per part")
+            lines += [f"{indent}    {_key(str(part))}: {tokens}" for part, tokens in value.items()]
+            continue
         if key == "tools" and isinstance(value, Mapping) and value:
             lines.append(f"{indent}  tools:          # machine: per-tool pins, shown in the diff")
             lines += [f"{indent}    {_key(str(tool))}: {tokens}" for tool, tokens in value.items()]
@@ -359,6 +376,7 @@ def render(starter: Starter) -> str:
                 lines += _commented(name, {"path": path}, skill)
             else:
                 lines += _block(name, skill)
+    lines += _surface_lines(starter.surface)
     if isinstance(starter.transcripts, Mapping):
         section = starter.transcripts
         lines += [
@@ -383,3 +401,19 @@ def render(starter: Starter) -> str:
             f"#   roots: [{starter.discovery.transcripts}]",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _surface_lines(surface: starter_surface.SurfaceStarter) -> list[str]:
+    """The memory, agents, commands and plugins sections of the starter ledger."""
+    lines: list[str] = []
+    for kind in starter_surface.SURFACE_KINDS:
+        rows = surface.entries.get(kind) or []
+        if not rows:
+            continue
+        lines += ["", starter_surface.COMMENTS[kind], f"{kind}:"]
+        for name, entry, result in rows:
+            if isinstance(result, str):
+                lines += _commented(name, entry, result)
+            else:
+                lines += _block(name, result)
+    return lines

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_toll.core.kinds import fixed_cost_label
 from pytest_toll.report.data import EntryDict, ReportDict, biggest_changes, fixed_cost_gaps
 
 #: A pull-request or issue comment body may hold at most this many characters; a byte count
@@ -169,7 +170,8 @@ def fixed_cost_line(report: ReportDict) -> str:
     gaps = fixed_cost_gaps(fixed)
     at_least = "≥ " if gaps else ""
     return (
-        f"Fixed cost per request (server definitions + skill metadata): "
+        f"Fixed cost per request "
+        f"({fixed_cost_label(entry.get('kind', '') for entry in report.get('entries') or [])}): "
         f"**{at_least}{tokens:,} tok (o200k)**, ~{shown}% of a {window:,}-token window"
         + (f" ({gaps})." if gaps else ".")
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_toll.core.kinds import KINDS
+from pytest_toll.core.kinds import KINDS, fixed_cost_label
 from pytest_toll.report.data import (
     IMPROVED,
     NEW,
@@ -67,7 +67,8 @@ def window_line(report: SessionReport) -> str:
     # A figure that leaves out what could not be measured is a lower bound, and says why.
     at_least = "≥ " if gaps else ""
     return (
-        f"fixed cost per request (server definitions + skill metadata): {at_least}{fixed:,} tok "
+        f"fixed cost per request ({fixed_cost_label(e.kind for e in report.entries)}): "
+        f"{at_least}{fixed:,} tok "
         f"(o200k), ~{shown}% of a {report.window:,} window" + (f" ({gaps})" if gaps else "")
     )
 
