@@ -152,11 +152,11 @@ def kind_rank(name: str) -> int:
 
 
 def fixed_cost_label(kinds_present: Iterable[str]) -> str:
-    """What the fixed cost holds, by the kinds a report has (``server definitions + skill
-    metadata + memory files``); with none of them, the first two, as before there were more."""
+    """What the fixed cost holds: server definitions and skill metadata always (a report
+    reads as it did before there were more kinds), then the other paying kinds the report
+    has (``… + memory files + subagent metadata``)."""
     present = set(kinds_present)
     paid = [kind for kind in KINDS.values() if kind.fixed_cost is not None]
-    shown = [kind.paid_label for kind in paid if kind.name in present] or [
-        kind.paid_label for kind in paid[:2]
-    ]
-    return " + ".join(shown)
+    return " + ".join(
+        kind.paid_label for index, kind in enumerate(paid) if index < 2 or kind.name in present
+    )

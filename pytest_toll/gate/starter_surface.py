@@ -108,7 +108,7 @@ def find_plugins(root: Path) -> tuple[list[Found], list[str]]:
         raise UsageError(str(error)) from None
     if (root / PLUGIN_FILE).is_file():
         found.append((root.resolve().name, {"path": "."}))
-    found += [(name, {"path": relative(folder, root.resolve())}) for name, folder in listed]
+    found += [(name, {"path": relative(folder, root)}) for name, folder in listed]
     return found, notes
 
 

@@ -73,8 +73,12 @@ def split_frontmatter(text: str, name: str) -> Split:
     if closing is None:
         return Split({}, text, f"{name}: frontmatter opened on line 1 is never closed by ---")
     body = "\n".join(lines[closing + 1 :])
-    loaded, problem = load_yaml("\n".join(lines[1:closing]), name)
+    yaml_text = "\n".join(lines[1:closing])
+    loaded, problem = load_yaml(yaml_text, name)
     if problem is not None:
+        loose = loose_fields(yaml_text)
+        if loose:
+            return Split(loose, body, None, True)
         return Split({}, body, problem, True)
     if loaded is None:
         return Split({}, body, None, True)
@@ -82,6 +86,37 @@ def split_frontmatter(text: str, name: str) -> Split:
         kind = describe_type(loaded, "yaml")
         return Split({}, body, f"{name}: frontmatter must be a mapping, not {kind}", True)
     return Split(loaded, body, None, True)
+
+
+#: The frontmatter keys of subagents and commands (Claude Code's docs): the only ones a
+#: loose read starts a new field at.
+KNOWN_KEYS = frozenset(
+    {
+        "name", "description", "tools", "model", "color", "permissionMode", "skills",
+        "hooks", "allowed-tools", "argument-hint", "disable-model-invocation",
+    }
+)  # fmt: skip
+_LOOSE_KEY = re.compile(r"([A-Za-z][\w-]*):(?:[ \t]+(.*))?\Z")
+
+
+def loose_fields(text: str) -> dict[str, str]:
+    """Fields of a frontmatter YAML refuses, read as a host reads them: each known key
+    at the start of a line takes the text up to the next one.
+
+    Real subagent files put unquoted ``Context: …`` and ``user: "…"`` lines (``<example>``
+    blocks) in a description; YAML rejects them and Claude Code still lists the agent, so
+    the gate measures the description the host shows instead of calling the file broken.
+    """
+    fields: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in text.split("\n"):
+        match = _LOOSE_KEY.match(line)
+        if match and match.group(1) in KNOWN_KEYS:
+            current = match.group(1)
+            fields[current] = [match.group(2) or ""]
+        elif current is not None:
+            fields[current].append(line)
+    return {key: "\n".join(value).strip() for key, value in fields.items()}
 
 
 def load_yaml(text: str, name: str) -> tuple[Any, str | None]:

@@ -216,11 +216,12 @@ def _codex(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
             continue  # Codex skips empty files
         chain_bytes += len(data)
         memory.seen.add(real)
-        if remaining == 0:
+        kept = data[:remaining]
+        if not kept.strip():
+            # Past the limit (or cut to blanks): Codex reads nothing more of it.
             memory.files.append(MemoryFile(name, 0, LOST, "chain", 0, len(data)))
             lost.append(name)
             continue
-        kept = data[:remaining]
         # Codex reads the kept bytes lossily; a cut inside a character becomes U+FFFD.
         text = normalize_newlines(kept.decode("utf-8", errors="replace"))
         if b"\0" in kept:

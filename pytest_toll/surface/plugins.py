@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -135,8 +136,8 @@ def marketplace_plugins(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
         if not isinstance(source, str):
             notes.append(f"{MARKETPLACE_FILE}: {plugin['name']} lives outside this repository")
             continue
-        folder = (root / source).resolve()
-        if not is_inside(str(folder), str(root.resolve())) or not folder.is_dir():
+        folder = Path(os.path.normpath(root / source))
+        if not is_inside(os.path.realpath(folder), os.path.realpath(root)) or not folder.is_dir():
             notes.append(f"{MARKETPLACE_FILE}: {plugin['name']}: {source} is not a folder here")
             continue
         found.append((plugin["name"], folder))

@@ -13,6 +13,7 @@ name (``limits: {agent_metadata_tokens: 300}`` in toll.yaml).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from pytest_toll.core.findings import ERROR, WARN, Finding, RuleOverrides
@@ -21,6 +22,10 @@ from pytest_toll.surface.records import Delegate
 
 #: The rules this module can report (toll.yaml ``rules:`` accepts exactly these and the others).
 RULE_IDS = ("M101", "M102", "A101", "A102", "A103")
+
+# Claude Code's subagent docs ask for "use PROACTIVELY" / "MUST BE USED" in a description
+# that should be picked on its own; plugin agents show when with <example> blocks.
+_DELEGATE_WHEN = re.compile(r"\bproactively\b|\bmust be used\b|<example>", re.IGNORECASE)
 
 #: Every threshold the A rules read, with its default (named as in ``limits:``). A
 #: subagent's or command's listing is a skill's listing in another list: the same default.
@@ -87,7 +92,10 @@ def _listing(delegate: Delegate, settings: RuleOverrides) -> Iterator[Finding | 
             "add a description: what it does and when to use it",
         )
         return
-    if agent and not SAYS_WHEN.search(delegate.description):
+    says_when = SAYS_WHEN.search(delegate.description) or _DELEGATE_WHEN.search(
+        delegate.description
+    )
+    if agent and not says_when:
         yield settings.finding(
             "A102",
             WARN,
