@@ -77,15 +77,14 @@ def _delegates(root: Path, role: str) -> DelegatesReport | None:
     )
 
 
-def _skills_metadata(root: Path) -> int | None:
-    total: int | None = None
+def _skills_metadata(root: Path) -> dict[str, int]:
+    found: dict[str, int] = {}
     for folder in SKILL_FOLDERS:
         try:
-            report = measure_skills(root / folder)
+            found[folder] = measure_skills(root / folder).totals["metadata"]
         except CouldNotJudge:
-            continue
-        total = (total or 0) + report.totals["metadata"]
-    return total
+            continue  # no such folder, or no skill in it
+    return found
 
 
 def measure_surface(
@@ -140,5 +139,8 @@ def run(args: argparse.Namespace) -> int:
 def run_fresh(root: Path, args: argparse.Namespace) -> int:
     """``toll context --fresh``: a fresh session's rows only."""
     surface = measure_surface(root, args.host, args.cwd, args.max_bytes)
-    print(render_fresh(surface))
+    if args.json:
+        print(json.dumps(surface_dict(surface), indent=2, ensure_ascii=False))
+    else:
+        print(render_fresh(surface))
     return EXIT_OK

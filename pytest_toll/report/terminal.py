@@ -153,6 +153,15 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
                 (f"{entry.label}: {other['key']} {pin}, measured {other['measured']:g}", "")
             )
     for entry in report.entries:
+        # Memory files a host reads only on demand, or never (past a Codex chain's byte
+        # limit): named beside the pins, never in the fixed cost.
+        files = (entry.detail or {}).get("files") or []
+        later = [file for file in files if file.get("loaded") != "always-on"]
+        if later:
+            shown = ", ".join(f"{f['path']} {f['tokens']:,} ({f['loaded']})" for f in later[:5])
+            more = f" and {len(later) - 5} more" if len(later) > 5 else ""
+            lines.append((f"{entry.label}: not in the fixed cost: {shown}{more}", ""))
+    for entry in report.entries:
         # A test that captured its LLM requests: the graded largest, then each request.
         if entry.capture is not None:
             lines.append((f"{entry.label}: {capture_line(entry.capture)}", ""))

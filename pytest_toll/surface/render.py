@@ -3,7 +3,7 @@ each host's memory files, subagents, commands and plugins with their findings.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_toll.core import tokens
@@ -21,7 +21,8 @@ class Surface:
 
     root: str
     memory: tuple[MemoryReport, ...] = ()
-    skills_metadata: int | None = None
+    #: The skill metadata of each project skills folder (``.claude/skills``: 412).
+    skills_metadata: Mapping[str, int] = field(default_factory=dict)
     agents: DelegatesReport | None = None
     commands: DelegatesReport | None = None
     plugins: tuple[PluginReport, ...] = ()
@@ -40,19 +41,41 @@ class Surface:
         return found
 
 
+#: Where each host keeps the subagents, commands and skills it lists (plugins are Claude
+#: Code's). A host not named here lists none of them from the repository.
+HOST_FOLDERS: dict[str, tuple[str, ...]] = {
+    "claude": (".claude/",),
+    "codex": (".codex/", ".agents/"),
+}
+
+
+def _listed(paths_and_tokens: Sequence[tuple[str, int]], host: str | None) -> int | None:
+    """The tokens of what ``host`` lists of these (every one for no particular host)."""
+    folders = HOST_FOLDERS.get(host or "", ()) if host is not None else ("",)
+    kept = [n for path, n in paths_and_tokens if path.startswith(folders)] if folders else []
+    return sum(kept) if kept else None
+
+
 def fresh_rows(surface: Surface, host: MemoryReport | None) -> list[tuple[str, str]]:
     """A fresh session's rows for one host: what it pays before the first message."""
-    rows = [(name, UNKNOWN) for name in HOST_ROWS]
+    name = host.host if host is not None else None
+    rows = [(row, UNKNOWN) for row in HOST_ROWS]
     if host is not None:
         rows.append((f"memory files ({host.host})", f"{host.total:,}"))
-    if surface.skills_metadata is not None:
-        rows.append(("skill metadata", f"{surface.skills_metadata:,}"))
-    if surface.agents is not None:
-        rows.append(("subagent metadata", f"{surface.agents.totals['metadata']:,}"))
-    if surface.commands is not None:
-        rows.append(("command metadata", f"{surface.commands.totals['metadata']:,}"))
-    for plugin in surface.plugins:
-        rows.append((f"plugin {plugin.name}", f"{plugin.total:,}"))
+    listed = {
+        "skill metadata": _listed(list(surface.skills_metadata.items()), name),
+        "subagent metadata": _listed(
+            [(d.path, d.metadata) for d in surface.agents.delegates] if surface.agents else [],
+            name,
+        ),
+        "command metadata": _listed(
+            [(d.path, d.metadata) for d in surface.commands.delegates] if surface.commands else [],
+            name,
+        ),
+    }
+    rows += [(row, f"{tokens_:,}") for row, tokens_ in listed.items() if tokens_ is not None]
+    if name in (None, "claude"):
+        rows += [(f"plugin {plugin.name}", f"{plugin.total:,}") for plugin in surface.plugins]
     rows.append(("MCP tool definitions", "measure each server with toll weigh"))
     return rows
 

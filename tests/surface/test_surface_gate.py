@@ -32,6 +32,7 @@ def repository(pytester: pytest.Pytester) -> pytest.Pytester:
     write(root / "docs/testing.md", "Run pytest -q before every commit.\n")
     write(root / "docs/example.md", "If this were counted the example would cost tokens.\n" * 20)
     write(root / ".claude/rules/commits.md", "Small commits with honest messages.\n")
+    write(root / "web/CLAUDE.md", "Loaded only when the agent reads in web/.\n")
     write(root / "AGENTS.md", "# Shop\nRun `make test`.\n")
     write(
         root / ".claude/agents/reviewer.md",
@@ -70,8 +71,9 @@ def test_init_pins_each_piece_and_the_gate_names_what_grew(repository: pytest.Py
         "commands:\n  ship:\n",
     ):
         assert line in ledger, line
-    # The example inside the fenced block is not an import: never pinned, never counted.
-    assert "example.md" not in ledger
+    # The example inside the fenced block is not an import: never pinned, never counted;
+    # the nested web/CLAUDE.md is on demand: shown, not pinned.
+    assert "example.md" not in ledger and "web/CLAUDE.md" not in ledger
 
     result = repository.runpytest(*QUIET, "--toll")
     assert result.ret == 0, result.stdout.str()
