@@ -5,6 +5,7 @@ import in a code block is never counted; an AGENTS.md chain past 32 KiB is a fin
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from tests.cli import run_toll
 from tests.plugin.inner import QUIET
 
 pytest_plugins = ["pytester"]
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "surface"
 
 
 def write(path: Path, text: str) -> None:
@@ -136,3 +139,30 @@ def test_an_agents_md_chain_past_32_kib_is_a_finding(repository: pytest.Pytester
             "api/AGENTS.md are lost*",
         ]
     )
+
+
+def test_update_ratchets_file_pins_and_drops_a_removed_import(repository: pytest.Pytester) -> None:
+    root = repository.path
+    assert run_toll("init", cwd=root).returncode == 0
+    grow(root / "docs/style.md", "Four spaces. Type hints everywhere.", "Four spaces.")
+    grow(root / "CLAUDE.md", " and testing: @docs/testing.md", "")
+    result = repository.runpytest(*QUIET, "--toll", "--toll-update")
+    assert result.ret == 0, result.stdout.str()
+    ledger = (root / "toll.yaml").read_text(encoding="utf-8")
+    assert '"docs/testing.md"' not in ledger and '"docs/style.md": ' in ledger
+    assert "# human ceiling: raise or lower it on purpose" in ledger  # comments kept
+    assert repository.runpytest(*QUIET, "--toll").ret == 0
+
+
+def test_init_on_a_real_marketplace_pins_its_plugin(pytester: pytest.Pytester) -> None:
+    shutil.copytree(FIXTURES / "wshobson-agents", pytester.path, dirs_exist_ok=True)
+    done = run_toll("init", cwd=pytester.path)
+    assert done.returncode == 0, done.stderr
+    assert "1 memory" in done.stdout and "1 plugins" in done.stdout
+    ledger = (pytester.path / "toll.yaml").read_text(encoding="utf-8")
+    assert 'plugins:\n  git-pr-workflows:\n    path: "plugins/git-pr-workflows"\n' in ledger
+    assert '      "agents/git-pr-workflows-code-reviewer": ' in ledger
+    assert '      "commands/onboard": ' in ledger
+    result = pytester.runpytest(*QUIET, "--toll")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["ok  plugins::git-pr-workflows *"])
