@@ -15,14 +15,14 @@ from typing import Any
 
 from pytest_toll.calls.entry import measure_entry
 from pytest_toll.calls.measuring import PARTS
-from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding
 from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
 from pytest_toll.skills.measure import measure_skills
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
-from pytest_toll.surface.memory import CODEX_MAX_BYTES, measure_memory
+from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, measure_memory
 from pytest_toll.surface.plugins import measure_plugin
 from pytest_toll.transcripts.decisions import judge_decisions
 
@@ -173,10 +173,16 @@ def measure_memory_entry(
 ) -> EntryMeasurement:
     """One host's always-on memory files, each a gated part; on-demand files beside them."""
     where = f"memory.{name}"
+    host = str(entry.get("host", name))
+    if host not in HOSTS:
+        # Without host:, the entry's name is the host: say which key to set.
+        raise UsageError(
+            f"{where}: host {host!r} is not one of {', '.join(HOSTS)} (set host: to one of them)"
+        )
     cwd = entry.get("cwd")
     report = measure_memory(
         context.root,
-        str(entry.get("host", name)),
+        host,
         cwd=None if cwd is None else context.resolve(str(cwd)),
         max_bytes=int(entry.get("max_bytes", CODEX_MAX_BYTES)),
         settings=context.settings(entry, where),

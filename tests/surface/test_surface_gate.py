@@ -166,3 +166,15 @@ def test_init_on_a_real_marketplace_pins_its_plugin(pytester: pytest.Pytester) -
     result = pytester.runpytest(*QUIET, "--toll")
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["ok  plugins::git-pr-workflows *"])
+
+
+def test_a_memory_entry_without_a_known_host_is_an_error_naming_it(
+    pytester: pytest.Pytester,
+) -> None:
+    write(pytester.path / "CLAUDE.md", "rules\n")
+    write(pytester.path / "toll.yaml", "version: 1\nmemory:\n  team: {}\n  claude: {cwd: gone}\n")
+    result = pytester.runpytest(*QUIET, "--toll", "-rf")
+    assert result.ret == 1
+    text = result.stdout.str()
+    assert "memory.team: host 'team' is not one of claude, codex, gemini, copilot, cursor" in text
+    assert "gone: the working folder does not exist" in text
