@@ -328,6 +328,22 @@ def render(report: ReportDict, limit_bytes: int | None = None) -> str:
                 ("change against the pins", "changes against the pins"),
             )
         )
+    # Memory files a host reads only on demand, or never (past a Codex chain's byte limit).
+    later = [
+        f"- **{text(entry_label(entry))}**: {text(file['path'])} {number(file['tokens'])} "
+        f"({text(file['loaded'])})"
+        for entry in entries
+        for file in (entry.get("detail") or {}).get("files") or []
+        if file.get("loaded") != "always-on"
+    ]
+    if later:
+        sections.append(
+            (
+                ["### Memory files outside the fixed cost", ""],
+                later,
+                ("memory file", "memory files"),
+            )
+        )
     if captured:
         sections.append(
             (

@@ -78,13 +78,20 @@ def test_init_pins_each_piece_and_the_gate_names_what_grew(repository: pytest.Py
     # the nested web/CLAUDE.md is on demand: shown, not pinned.
     assert "example.md" not in ledger and "web/CLAUDE.md" not in ledger
 
-    result = repository.runpytest(*QUIET, "--toll")
+    result = repository.runpytest(*QUIET, "--toll", "--toll-markdown=report.md")
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "*fixed cost per request (server definitions + skill metadata + memory files + subagent metadata + command metadata)*"
+            "memory::claude: not in the fixed cost: web/CLAUDE.md * (on-demand)",
+            "fixed cost per request (server definitions + skill metadata + memory files"
+            " + subagent metadata + command metadata): *",
         ]
     )
+    markdown = (root / "report.md").read_text(encoding="utf-8")
+    for row in ("memory::claude", "memory::codex", "agents::reviewer", "commands::ship"):
+        assert f"| {row} |" in markdown, row
+    assert "### Memory files outside the fixed cost" in markdown
+    assert "- **memory::claude**: web/CLAUDE.md " in markdown
 
     grow(root / "docs/style.md", "Four spaces.", "Four spaces, never tabs, not even in Makefiles.")
     result = repository.runpytest(*QUIET, "--toll")
