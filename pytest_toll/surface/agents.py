@@ -6,10 +6,13 @@ request; the body loads only when a subagent is delegated to (in the subagent's 
 context) or a command is invoked. Both levels are measured in o200k tokens; the listing is
 ``name: description`` as for a skill, the host's bullet and slash left out.
 
-A command's description is its frontmatter ``description``, else its first non-empty
-line (Claude Code's slash-command docs). A command in a subfolder is namespaced by the
-folder: ``frontend/component.md`` is ``frontend:component``. A Codex agent is TOML with
-``name``, ``description`` and ``developer_instructions`` (its body).
+A command's description is its frontmatter ``description``, else "First line of command
+prompt", and a command in a subfolder keeps its file name: ``git/commit.md`` is ``/commit``,
+shown with ``(project:git)`` — both from the command-development reference that ships in
+anthropics/claude-code's plugin-dev plugin (found with the search tool). The listing counted
+is ``commit: description``; the ledger names the entry ``git:commit`` so two folders' commands
+of one name stay apart. A Codex agent is TOML with ``name``, ``description`` and
+``developer_instructions`` (its body), as Codex's subagent docs describe.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ COMMAND_FOLDERS = (".claude/commands",)
 
 
 def command_name(path: Path, commands_folder: Path) -> str:
-    """``frontend/component.md`` under the commands folder is ``frontend:component``."""
+    """The ledger's name of a command: ``git/commit.md`` under the commands folder is
+    ``git:commit`` (the host lists it as ``commit``)."""
     parts = Path(relative(path, commands_folder)).with_suffix("").parts
     return ":".join(parts)
 
@@ -92,11 +96,13 @@ def measure_delegate(
         description = _first_line(body)
         source = "first line" if description else ""
     name = name or _name(fields, path)
+    # A command is listed by its file name; its folder is a label the host adds.
+    listed = path.stem if role == COMMAND else name
     return Delegate(
         role=role,
         name=name,
         path=relative(path, root),
-        metadata=counter.count(metadata_text(name, description)) if description else 0,
+        metadata=counter.count(metadata_text(listed, description)) if description else 0,
         body=counter.count(body),
         description=description,
         description_source=source,
