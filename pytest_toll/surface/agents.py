@@ -1,5 +1,9 @@
 """Subagents and commands: a frontmatter and a body, the metadata always on.
 
+Claude Code's sub-agents page (docs.anthropic.com/en/docs/claude-code/sub-agents and its
+code.claude.com twin, found with the search tool) says each subagent "uses its own context
+window separate from the main conversation" and that Claude delegates when a task matches a
+subagent's description: the description is listed, the body (its system prompt) is not.
 A host lists each subagent (``.claude/agents/*.md``; Codex's ``.codex/agents/*.toml``) and
 each command (``.claude/commands/**/*.md``) to the model by name and description on every
 request; the body loads only when a subagent is delegated to (in the subagent's own

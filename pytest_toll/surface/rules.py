@@ -23,8 +23,9 @@ from pytest_toll.surface.records import Delegate
 #: The rules this module can report (toll.yaml ``rules:`` accepts exactly these and the others).
 RULE_IDS = ("M101", "M102", "A101", "A102", "A103")
 
-# Claude Code's subagent docs ask for "use PROACTIVELY" / "MUST BE USED" in a description
-# that should be picked on its own; plugin agents show when with <example> blocks.
+# "use PROACTIVELY" / "MUST BE USED" is how subagent guides (found with the search tool) tell
+# authors to say an agent should be picked on its own; Claude Code's own plugin agents show
+# when with <example> blocks. Each says when as plainly as "Use when …".
 _DELEGATE_WHEN = re.compile(r"\bproactively\b|\bmust be used\b|<example>", re.IGNORECASE)
 
 #: Every threshold the A rules read, with its default (named as in ``limits:``). A
