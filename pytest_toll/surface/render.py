@@ -60,6 +60,8 @@ def fresh_rows(surface: Surface, host: MemoryReport | None) -> list[tuple[str, s
     """A fresh session's rows for one host: what it pays before the first message."""
     name = host.host if host is not None else None
     rows = [(row, UNKNOWN) for row in HOST_ROWS]
+    # ~/.claude/CLAUDE.md, ~/.codex/AGENTS.md …: outside the repository, different per user.
+    rows.append(("user memory", "each user's own, outside the repository; not measured"))
     if host is not None:
         rows.append((f"memory files ({host.host})", f"{host.total:,}"))
     listed = {
