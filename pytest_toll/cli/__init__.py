@@ -37,6 +37,7 @@ EXIT_BROKEN_PIPE = 141
 VERBS: list[tuple[str, str, str]] = [
     ("count", "pytest_toll.cli.count", "count the tokens of files or stdin"),
     ("skills", "pytest_toll.cli.skills", "measure Agent Skills at their three loading levels"),
+    ("surface", "pytest_toll.cli.surface", "memory files, subagents, commands, plugins per host"),
     ("scan", "pytest_toll.cli.scan", "the toll table: which tool calls fill the context"),
     ("repeats", "pytest_toll.cli.repeats", "the same fetch repeated within a session"),
     ("versus", "pytest_toll.cli.versus", "compare the output tokens of two commands"),

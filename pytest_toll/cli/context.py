@@ -14,6 +14,7 @@ from pytest_toll.calls.native import NativeComparison
 from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli._transcripts import roots_of
 from pytest_toll.cli.options import add_count_tokens_options, add_json_option
+from pytest_toll.cli.surface import add_surface_options, run_fresh
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.models import find_model
 from pytest_toll.core.tokens import O200K, scaled_method
@@ -53,6 +54,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(ANTHROPIC_API_KEY) and say how far our estimate reads from it",
     )
     add_json_option(parser)
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="a fresh session in this repository instead: memory files, skill, subagent and "
+        "command metadata, plugins (the system prompt and built-in tools are the host's: "
+        "shown as not known)",
+    )
+    add_surface_options(parser)
 
 
 _LABELS = {
@@ -65,6 +74,8 @@ _LABELS = {
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.fresh:
+        return run_fresh(Path.cwd(), args)
     cwd = None if args.all else Path.cwd().resolve()
     path = find_session(roots_of(args), args.session, cwd)
     report = context_of(path)

@@ -135,6 +135,10 @@ def _not_measured(starter: starters.Starter, out: TextIO, what: str) -> None:
             print(f"  skills.{name} {what}: {result}", file=out)
     if isinstance(starter.transcripts, str):
         print(f"  transcripts {what}: {starter.transcripts}", file=out)
+    for kind, rows in starter.surface.entries.items():
+        for name, _, result in rows:
+            if isinstance(result, str):
+                print(f"  {kind}.{name} {what}: {result}", file=out)
 
 
 def _summary(starter: starters.Starter, path: Path, *, written: bool) -> None:
@@ -144,7 +148,12 @@ def _summary(starter: starters.Starter, path: Path, *, written: bool) -> None:
     verb = "wrote" if written else "would write"
     print(
         f"{verb} {os.fspath(path)}: {len(measured)} server(s), {len(skills)} skill(s)"
-        + (", transcripts" if isinstance(starter.transcripts, dict) else ""),
+        + (", transcripts" if isinstance(starter.transcripts, dict) else "")
+        + "".join(
+            f", {len(measured_rows)} {kind}"
+            for kind, rows in starter.surface.entries.items()
+            if (measured_rows := [row for row in rows if not isinstance(row[2], str)])
+        ),
         file=out,
     )
     _not_measured(starter, out, "written commented out")

@@ -18,16 +18,24 @@ Where pins live, per kind:
 - ``calls``: ``pin`` is the call's o200k total (gated); ``parts`` holds the pins of
   messages, system, skills and tools, shown in the diff and ratcheted like the total;
 - ``transcripts``: no token pin; its rules gate it and ``waste_ratio_pin`` ratchets;
-- ``tests``: ``pin`` is the test's measured total.
+- ``tests``: ``pin`` is the test's measured total;
+- ``memory``: ``pin`` maps each always-on memory file of one host to its tokens, every file
+  gated on its own (the diff names the file that grew); a file not pinned yet is growth;
+- ``agents`` and ``commands``: ``pin`` is a map ``{metadata, body}``, gated per level like
+  skills; the metadata (the listing) is paid on every request;
+- ``plugins``: ``pin`` maps each component (``skills/pdf``, ``agents/reviewer``,
+  ``commands/commit``) to the tokens its listing costs every request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-KindName = Literal["servers", "skills", "calls", "transcripts", "tests"]
+KindName = Literal[
+    "servers", "skills", "memory", "agents", "commands", "plugins", "calls", "transcripts", "tests"
+]
 #: A skill's scripts, which the agent runs: their output enters the context, their source not.
 EXECUTED = "executed"
 
@@ -55,6 +63,11 @@ class Kind:
     #: Parts pinned and gated on their own but not in the entry's total (nor its budget):
     #: a skill's ``executed`` scripts, whose source is not loaded.
     parts_outside_total: tuple[str, ...] = ()
+    #: Its parts are named by what was measured (files, components), not fixed levels: a
+    #: measured part with no pin, beside pinned ones, is growth from zero and is gated.
+    open_parts: bool = False
+    #: How the report names what of this kind the fixed cost holds ("skill metadata").
+    paid_label: str = ""
 
     def keys(self, entry_name: str) -> tuple[str, ...]:
         """The entry's path in the ledger: ``("servers", "files")``, ``("transcripts",)``."""
@@ -86,7 +99,7 @@ class Kind:
 KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
-        Kind("servers", "pin", "tools", fixed_cost="total"),
+        Kind("servers", "pin", "tools", fixed_cost="total", paid_label="server definitions"),
         Kind(
             "skills",
             None,
@@ -94,6 +107,41 @@ KINDS: dict[str, Kind] = {
             gated_parts=True,
             fixed_cost="metadata",
             parts_outside_total=(EXECUTED,),
+            paid_label="skill metadata",
+        ),
+        Kind(
+            "memory",
+            None,
+            "pin",
+            gated_parts=True,
+            fixed_cost="total",
+            open_parts=True,
+            paid_label="memory files",
+        ),
+        Kind(
+            "agents",
+            None,
+            "pin",
+            gated_parts=True,
+            fixed_cost="metadata",
+            paid_label="subagent metadata",
+        ),
+        Kind(
+            "commands",
+            None,
+            "pin",
+            gated_parts=True,
+            fixed_cost="metadata",
+            paid_label="command metadata",
+        ),
+        Kind(
+            "plugins",
+            None,
+            "pin",
+            gated_parts=True,
+            fixed_cost="total",
+            open_parts=True,
+            paid_label="plugin listings",
         ),
         Kind("calls", "pin", "parts"),
         Kind("transcripts", None, None, whole_section=True),
@@ -108,3 +156,14 @@ def kind_rank(name: str) -> int:
     """A kind's place in report order (an unknown kind goes last)."""
     order = list(KINDS)
     return order.index(name) if name in KINDS else len(order)
+
+
+def fixed_cost_label(kinds_present: Iterable[str]) -> str:
+    """What the fixed cost holds: server definitions and skill metadata always (a report
+    reads as it did before there were more kinds), then the other paying kinds the report
+    has (``… + memory files + subagent metadata``)."""
+    present = set(kinds_present)
+    paid = [kind for kind in KINDS.values() if kind.fixed_cost is not None]
+    return " + ".join(
+        kind.paid_label for index, kind in enumerate(paid) if index < 2 or kind.name in present
+    )

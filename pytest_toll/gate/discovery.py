@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_toll.core.errors import UsageError
+from pytest_toll.gate import starter_surface
 from pytest_toll.gate.server_config import DeclaredServer, read_declarations
 
 SKILL_FILE = "SKILL.md"
@@ -229,10 +230,14 @@ class Discovery:
     transcripts: str | None = None
     #: Places that were read and ignored, with why (a second declaration of a name …).
     notes: tuple[str, ...] = ()
+    #: Memory files, subagents, commands and plugins (:mod:`starter_surface`).
+    surface: starter_surface.SurfaceDiscovery = field(
+        default_factory=starter_surface.SurfaceDiscovery
+    )
 
     @property
     def empty(self) -> bool:
-        return not (self.servers or self.skills or self.transcripts)
+        return not (self.servers or self.skills or self.transcripts) and self.surface.empty
 
     def where(self) -> list[str]:
         """What was found where, one line per place, for the user to check."""
@@ -248,6 +253,9 @@ class Discovery:
         lines += [f"{group}/: {count} skill(s)" for group, count in groups.items()]
         if self.transcripts:
             lines.append(f"{self.transcripts}/: transcripts")
+        for kind, found in self.surface.found.items():
+            if found:
+                lines.append(f"{kind}: {', '.join(name for name, _ in found)}")
         return lines
 
 
@@ -270,7 +278,8 @@ def discover(root: Path) -> Discovery:
             result, server_notes = result
             notes += server_notes
         found[field_name] = tuple(result) if isinstance(result, list) else result
-    return Discovery(root=root, notes=tuple(notes), **found)
+    surface = starter_surface.discover(root)
+    return Discovery(root=root, notes=(*notes, *surface.notes), surface=surface, **found)
 
 
 def describe_search() -> str:
@@ -278,5 +287,6 @@ def describe_search() -> str:
     names = ", ".join(sorted(SERVER_FILE_NAMES))
     return (
         f"no folder holding {SKILL_FILE}, no MCP servers in any {names}, and no transcripts "
-        f"under {', '.join(f'{name}/' for name in TRANSCRIPT_ROOTS)}"
+        f"under {', '.join(f'{name}/' for name in TRANSCRIPT_ROOTS)}; no memory files, "
+        "subagents, commands or plugins"
     )

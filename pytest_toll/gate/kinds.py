@@ -14,7 +14,11 @@ from typing import Any
 from pytest_toll.core.kinds import Kind, KindName
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
 from pytest_toll.gate.measurers import (
+    measure_agents_entry,
     measure_calls_entry,
+    measure_commands_entry,
+    measure_memory_entry,
+    measure_plugins_entry,
     measure_servers_entry,
     measure_skills_entry,
     measure_transcripts_entry,
@@ -26,6 +30,10 @@ EntryMeasurer = Callable[[str, Mapping[str, Any], EntryContext], EntryMeasuremen
 MEASURERS: dict[KindName, EntryMeasurer] = {
     "servers": measure_servers_entry,
     "skills": measure_skills_entry,
+    "memory": measure_memory_entry,
+    "agents": measure_agents_entry,
+    "commands": measure_commands_entry,
+    "plugins": measure_plugins_entry,
     "calls": measure_calls_entry,
     "transcripts": measure_transcripts_entry,
 }

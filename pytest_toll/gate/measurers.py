@@ -16,13 +16,16 @@ from typing import Any
 from pytest_toll.calls.entry import measure_entry
 from pytest_toll.calls.measuring import PARTS
 from pytest_toll.core.envrefs import expand
-from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding
 from pytest_toll.core.kinds import EXECUTED
 from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
 from pytest_toll.skills.measure import measure_skills
+from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
+from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, measure_memory
+from pytest_toll.surface.plugins import measure_plugin
 from pytest_toll.transcripts.decisions import judge_decisions
 
 
@@ -187,4 +190,91 @@ def measure_calls_entry(
         total=int(report.graded_tokens),
         method=str(report.method),
         parts={part: int(report.parts[part].tokens) for part in PARTS},
+    )
+
+
+def measure_memory_entry(
+    name: str, entry: Mapping[str, Any], context: EntryContext
+) -> EntryMeasurement:
+    """One host's always-on memory files, each a gated part; on-demand files beside them."""
+    where = f"memory.{name}"
+    host = str(entry.get("host", name))
+    if host not in HOSTS:
+        # Without host:, the entry's name is the host: say which key to set.
+        raise UsageError(
+            f"{where}: host {host!r} is not one of {', '.join(HOSTS)} (set host: to one of them)"
+        )
+    cwd = entry.get("cwd")
+    report = measure_memory(
+        context.root,
+        host,
+        cwd=None if cwd is None else context.resolve(str(cwd)),
+        max_bytes=int(entry.get("max_bytes", CODEX_MAX_BYTES)),
+        settings=context.settings(entry, where),
+    )
+    if not report.files:
+        raise CouldNotJudge(f"{where}: no {report.host} memory file found in {context.root}")
+    return EntryMeasurement(
+        total=report.total,
+        method=report.method,
+        parts={file.path: file.tokens for file in report.always_on},
+        findings=_findings(report.findings),
+        detail={"files": [file.as_dict() for file in report.files]},
+    )
+
+
+def _delegates_entry(
+    role: str, name: str, entry: Mapping[str, Any], context: EntryContext
+) -> EntryMeasurement:
+    where = f"{role}s.{name}"
+    report = measure_delegates(
+        context.resolve(str(entry["path"])),
+        role,
+        root=context.root,
+        settings=context.settings(entry, where),
+    )
+    levels = report.totals
+    return EntryMeasurement(
+        total=sum(levels.values()),
+        method=report.method,
+        parts=levels,
+        findings=_findings(report.findings),
+    )
+
+
+def measure_agents_entry(
+    name: str, entry: Mapping[str, Any], context: EntryContext
+) -> EntryMeasurement:
+    """A subagent (or a folder of them) at its two levels: metadata and body, each gated."""
+    return _delegates_entry(AGENT, name, entry, context)
+
+
+def measure_commands_entry(
+    name: str, entry: Mapping[str, Any], context: EntryContext
+) -> EntryMeasurement:
+    """A command (or a folder of them) at its two levels: metadata and body, each gated."""
+    return _delegates_entry(COMMAND, name, entry, context)
+
+
+def measure_plugins_entry(
+    name: str, entry: Mapping[str, Any], context: EntryContext
+) -> EntryMeasurement:
+    """A plugin: each component's always-on listing a gated part, findings by its own kind."""
+    report = measure_plugin(
+        context.resolve(str(entry["path"])),
+        name=name,
+        settings=context.settings(entry, f"plugins.{name}"),
+    )
+    if not report.components:
+        raise CouldNotJudge(f"plugins.{name}: no skill, subagent or command found to measure")
+    return EntryMeasurement(
+        total=report.total,
+        method=report.method,
+        parts={component.name: component.always_on for component in report.components},
+        findings=_findings(report.findings),
+        detail={
+            "components": [component.as_dict() for component in report.components],
+            "hooks": list(report.hooks),
+            "mcp_servers": list(report.mcp_servers),
+        },
     )

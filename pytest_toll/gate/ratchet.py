@@ -118,6 +118,9 @@ def judge(
             for part in parts
             if part.pin is not None and part.measured is not None
         ]
+        if KINDS[kind].open_parts and part_pins:
+            # A file or component not pinned yet, beside pinned ones, grew from nothing.
+            compared += [(part.measured, 0) for part in parts if part.pin is None and part.measured]
         regressed = any(measured > pinned + policy.tolerance for measured, pinned in compared)
         improved = any(measured < pinned for measured, pinned in compared)
         unpinned = not part_pins
@@ -185,8 +188,12 @@ def _message(
     elif outcome == REGRESSED:
         grown = [
             f"{part.name} +{(part.measured or 0) - (part.pin or 0):,} over its pin {part.pin:,}"
+            if part.pin is not None
+            else f"{part.name} +{part.measured:,} (new, not pinned)"
             for part in gated
-            if part.pin is not None and part.measured is not None and part.measured > part.pin
+            if part.measured is not None
+            and part.measured > (part.pin or 0)
+            and (part.pin is not None or pin is not None)
         ]
         if grown:
             text = f"regressed: {', '.join(grown)}"

@@ -28,6 +28,7 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import INIT_REASON_PREFIX
+from pytest_toll.gate import starter_surface
 from pytest_toll.gate.discovery import Discovery, discover, skill_group
 from pytest_toll.gate.ledger.write import INIT_PIN_NOTE
 from pytest_toll.gate.measurement import EntryContext
@@ -68,6 +69,7 @@ class Starter:
     today: str = field(default_factory=lambda: date.today().isoformat())
     #: Top-level ``rules:`` acknowledgements (the transcripts kind has no rules of its own).
     ledger_rules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    surface: starter_surface.SurfaceStarter = field(default_factory=starter_surface.SurfaceStarter)
 
     @property
     def measured(self) -> int:
@@ -76,6 +78,11 @@ class Starter:
             sum(not isinstance(result, str) for _, result in self.servers)
             + sum(not isinstance(result, str) for _, _, result in self.skills)
             + isinstance(self.transcripts, dict)
+            + sum(
+                not isinstance(result, str)
+                for rows in self.surface.entries.values()
+                for _, _, result in rows
+            )
         )
 
 
@@ -180,6 +187,11 @@ def measure(discovery: Discovery, headroom: float = HEADROOM, today: str | None 
             )
         except CouldNotJudge as error:
             starter.transcripts = str(error)
+    starter.surface = starter_surface.measure(
+        discovery.surface, context, lambda pin: budget_for(pin, headroom)
+    )
+    for label, written, findings in starter.surface.findings:
+        _add_rules(written, label, findings, starter)
     return starter
 
 
@@ -242,6 +254,10 @@ def comment_lines(text: str, prefix: str = "# ") -> list[str]:
 def _block(name: str, entry: Mapping[str, Any], indent: str = "  ") -> list[str]:
     lines = [f"{indent}{_key(name)}:"]
     for key, value in entry.items():
+        if key == "pin" and isinstance(value, Mapping) and len(value) > 3:
+            lines.append(f"{indent}  pin:            # machine: measured by toll init, per part")
+            lines += [f"{indent}    {_key(str(part))}: {tokens}" for part, tokens in value.items()]
+            continue
         if key == "tools" and isinstance(value, Mapping) and value:
             lines.append(f"{indent}  tools:          # machine: per-tool pins, shown in the diff")
             lines += [f"{indent}    {_key(str(tool))}: {tokens}" for tool, tokens in value.items()]
@@ -311,6 +327,7 @@ def render(starter: Starter) -> str:
                 lines += _commented(name, {"path": path}, skill)
             else:
                 lines += _block(name, skill)
+    lines += _surface_lines(starter.surface)
     if isinstance(starter.transcripts, Mapping):
         section = starter.transcripts
         lines += [
@@ -336,3 +353,19 @@ def render(starter: Starter) -> str:
 
 
 __all__ = ["DeclaredServer", "Discovery", "budget_for", "discover", "server_entry"]
+
+
+def _surface_lines(surface: starter_surface.SurfaceStarter) -> list[str]:
+    """The memory, agents, commands and plugins sections of the starter ledger."""
+    lines: list[str] = []
+    for kind in starter_surface.SURFACE_KINDS:
+        rows = surface.entries.get(kind) or []
+        if not rows:
+            continue
+        lines += ["", starter_surface.COMMENTS[kind], f"{kind}:"]
+        for name, entry, result in rows:
+            if isinstance(result, str):
+                lines += _commented(name, entry, result)
+            else:
+                lines += _block(name, result)
+    return lines

@@ -354,7 +354,9 @@ class SessionReport:
 
     @property
     def fixed_cost(self) -> int:
-        """Tokens paid on every request before any work: server definitions + skill metadata."""
+        """Tokens paid on every request before any work: what each kind's ``fixed_cost``
+        names (server definitions, skill metadata, memory files, subagent and command
+        metadata, plugin listings)."""
         total = 0
         for entry in self.entries:
             paid = KINDS[entry.kind].fixed_cost if entry.kind in KINDS else None

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_toll._version import __version__
+from pytest_toll.core.kinds import fixed_cost_label
 from pytest_toll.report.data import tally_of
 from pytest_toll.report.html_findings import findings_section, session_findings_section
 from pytest_toll.report.svg import (
@@ -537,13 +538,10 @@ def render_page(
         sections.append(changes_section(session))
         sections.append(session_findings_section(session))
         fixed = session.get("fixed_cost", {})
-        sections.append(
-            window_section(
-                int(fixed.get("tokens", 0)),
-                int(session.get("window") or window or 1),
-                "server definitions + skill metadata, o200k",
-            )
-        )
+        kinds = (entry.get("kind", "") for entry in session.get("entries") or [])
+        size = int(session.get("window") or window or 1)
+        label = f"{fixed_cost_label(kinds)}, o200k"
+        sections.append(window_section(int(fixed.get("tokens", 0)), size, label))
         sections.append(session_servers(session))
         sections.append(skills_section(session_skills(session)))
         sections.append(budgets_section(session))

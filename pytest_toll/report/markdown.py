@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_toll.core.kinds import fixed_cost_label
 from pytest_toll.report.data import (
     EntryDict,
     ReportDict,
@@ -161,7 +162,8 @@ def fixed_cost_line(report: ReportDict) -> str:
     gaps = fixed_cost_gaps(fixed)
     at_least = "≥ " if gaps else ""
     return (
-        f"Fixed cost per request (server definitions + skill metadata): "
+        f"Fixed cost per request "
+        f"({fixed_cost_label(entry.get('kind', '') for entry in report.get('entries') or [])}): "
         f"**{at_least}{tokens:,} tok (o200k)**, ~{shown}% of a {window:,}-token window"
         + (f" ({gaps})." if gaps else ".")
     )
@@ -316,6 +318,22 @@ def render(report: ReportDict, limit_bytes: int | None = None) -> str:
                 ["### Changes against the pins", ""],
                 changes,
                 ("change against the pins", "changes against the pins"),
+            )
+        )
+    # Memory files a host reads only on demand, or never (past a Codex chain's byte limit).
+    later = [
+        f"- **{text(entry_label(entry))}**: {text(file['path'])} {number(file['tokens'])} "
+        f"({text(file['loaded'])})"
+        for entry in entries
+        for file in (entry.get("detail") or {}).get("files") or []
+        if file.get("loaded") != "always-on"
+    ]
+    if later:
+        sections.append(
+            (
+                ["### Memory files outside the fixed cost", ""],
+                later,
+                ("memory file", "memory files"),
             )
         )
     if captured:

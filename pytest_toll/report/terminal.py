@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_toll.core.kinds import KINDS
+from pytest_toll.core.kinds import KINDS, fixed_cost_label
 from pytest_toll.report.data import (
     IMPROVED,
     NEW,
@@ -65,7 +65,8 @@ def window_line(report: SessionReport) -> str:
     # A figure that leaves out what could not be measured is a lower bound, and says why.
     at_least = "≥ " if gaps else ""
     return (
-        f"fixed cost per request (server definitions + skill metadata): {at_least}{fixed:,} tok "
+        f"fixed cost per request ({fixed_cost_label(e.kind for e in report.entries)}): "
+        f"{at_least}{fixed:,} tok "
         f"(o200k), ~{shown}% of a {report.window:,} window" + (f" ({gaps})" if gaps else "")
     )
 
@@ -132,6 +133,15 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
             lines.append(
                 (f"{entry.label}: {other['key']} {pin}, measured {other['measured']:g}", "")
             )
+    for entry in report.entries:
+        # Memory files a host reads only on demand, or never (past a Codex chain's byte
+        # limit): named beside the pins, never in the fixed cost.
+        files = (entry.detail or {}).get("files") or []
+        later = [file for file in files if file.get("loaded") != "always-on"]
+        if later:
+            shown = ", ".join(f"{f['path']} {f['tokens']:,} ({f['loaded']})" for f in later[:5])
+            more = f" and {len(later) - 5} more" if len(later) > 5 else ""
+            lines.append((f"{entry.label}: not in the fixed cost: {shown}{more}", ""))
     for entry in report.entries:
         # A test that captured its LLM requests: the graded largest, then each request.
         if entry.capture is not None:

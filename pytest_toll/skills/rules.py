@@ -45,7 +45,7 @@ _STRING_FIELDS = ("license", "allowed-tools")
 
 # A description that tells a host *when* to pick the skill: "Use when…", "when the user…",
 # "Use for…", "Use before / after / during…", "If the user asks…", "Triggers on…".
-_SAYS_WHEN = re.compile(
+SAYS_WHEN = re.compile(
     r"\b(?:when|whenever|use (?:it|this|them|for|to|if|on|with|in|whenever|before|after|"
     r"during|while|once|as soon as)|if (?:the |a )?user|triggers?|triggered|"
     r"invoke[sd]?)\b",
@@ -186,7 +186,7 @@ def _description(skill: Skill, subject: str, settings: RuleOverrides) -> Iterato
             f"description is thin: {len(description):,} characters, under {_number(minimum)}",
             "say what the skill does and when to use it",
         )
-    if not _SAYS_WHEN.search(description):
+    if not SAYS_WHEN.search(description):
         yield settings.finding(
             "S102",
             WARN,

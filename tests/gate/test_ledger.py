@@ -19,6 +19,7 @@ from pytest_toll.gate.ledger import (
     update_ledger,
 )
 from pytest_toll.skills import rules as skill_rules
+from pytest_toll.surface import rules as surface_rules
 from pytest_toll.transcripts import decisions
 
 LEDGER = """\
@@ -261,12 +262,19 @@ def test_schema_names_every_rule_and_limit_the_rules_modules_know() -> None:
 
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     limits = set(schema["properties"]["limits"]["propertyNames"]["enum"])
-    assert limits == set(rules.DEFAULT_THRESHOLDS) | set(skill_rules.DEFAULT_THRESHOLDS)
+    assert limits == set(rules.DEFAULT_THRESHOLDS) | set(skill_rules.DEFAULT_THRESHOLDS) | set(
+        surface_rules.DEFAULT_THRESHOLDS
+    )
     rule_ids = schema["$defs"]["rules"]["propertyNames"]["enum"]
-    assert rule_ids == [*rules.RULE_IDS, *skill_rules.RULE_IDS, *decisions.RULE_IDS]
-    for module in (rules, skill_rules, decisions):
+    assert rule_ids == [
+        *rules.RULE_IDS,
+        *skill_rules.RULE_IDS,
+        *decisions.RULE_IDS,
+        *surface_rules.RULE_IDS,
+    ]
+    for module in (rules, skill_rules, decisions, surface_rules):
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
-        used = set(re.findall(r'"((?:E|S|TL)\d{3})"', source))
+        used = set(re.findall(r'"((?:E|S|TL|M|A)\d{3})"', source))
         assert used == set(module.RULE_IDS), module.__name__
 
 

@@ -302,3 +302,45 @@ def test_a_skills_executed_part_is_gated_but_outside_its_total_and_budget() -> N
         ("skills", "docx", "pin", "executed"): 5000,
     }
     assert result.ratchet == {"from": 7090, "to": 2090}
+
+
+def _memory(parts: dict[str, int], pin: dict[str, int], policy: Policy = DEFAULT) -> EntryResult:
+    return judge(
+        kind="memory",
+        name="claude",
+        nodeid="toll.yaml::memory::claude",
+        line=2,
+        entry={"pin": pin},
+        measurement=EntryMeasurement(sum(parts.values()), "o200k", parts),
+        policy=policy,
+    )
+
+
+def test_a_new_memory_file_beside_pinned_ones_is_growth_from_zero() -> None:
+    pinned = {"CLAUDE.md": 50, "docs/style.md": 20}
+    result = _memory({"CLAUDE.md": 50, "docs/style.md": 15, "docs/new.md": 9}, pinned)
+    # docs/style.md shrank by 5; the new import still fails the gate, by name.
+    assert (result.outcome, result.failed) == ("regressed", True)
+    assert result.message == "regressed: docs/new.md +9 (new, not pinned)"
+    update = Policy(update=True, allow_increase=True)
+    assert plan_entry(_memory({"CLAUDE.md": 50, "docs/new.md": 9}, pinned, update), update) == {
+        ("memory", "claude", "pin", "docs/new.md"): 9,
+        ("memory", "claude", "pin", "docs/style.md"): DELETE,
+    }
+    # A first measurement (nothing pinned yet) is new, not growth.
+    assert _memory({"CLAUDE.md": 50}, {}).outcome == "new"
+
+
+def test_a_skill_level_left_unpinned_is_not_growth() -> None:
+    result = judge(
+        kind="skills",
+        name="pdf",
+        nodeid="toll.yaml::skills::pdf",
+        line=2,
+        entry={"path": "skills/pdf", "pin": {"metadata": 90, "body": 2000}},
+        measurement=EntryMeasurement(
+            2100, "o200k", {"metadata": 90, "body": 2000, "references": 10}
+        ),
+        policy=DEFAULT,
+    )
+    assert (result.outcome, result.failed) == ("passed", False)

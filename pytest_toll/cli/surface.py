@@ -1,0 +1,146 @@
+"""``toll surface [ROOT]``: the always-on surface of a repository outside pytest: memory files
+per host, subagents, commands and plugins, and a fresh session's rows."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION
+from pytest_toll.cli.options import add_json_option
+from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.findings import has_errors
+from pytest_toll.skills.measure import measure_skills
+from pytest_toll.surface.agents import (
+    AGENT,
+    AGENT_FOLDERS,
+    COMMAND,
+    COMMAND_FOLDERS,
+    measure_delegates,
+)
+from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, hosts_in, measure_memory
+from pytest_toll.surface.plugins import PLUGIN_FILE, marketplace_plugins, measure_plugin
+from pytest_toll.surface.records import DelegatesReport
+from pytest_toll.surface.render import Surface, render_fresh, render_text
+
+#: Project skill folders a fresh session lists (as ``toll init`` finds them).
+SKILL_FOLDERS = (".claude/skills", ".codex/skills", ".agents/skills")
+
+
+def add_surface_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host",
+        action="append",
+        choices=HOSTS,
+        default=None,
+        help="the host whose memory to read (repeatable; default: every host with files here)",
+    )
+    parser.add_argument(
+        "--cwd",
+        default=None,
+        metavar="DIR",
+        help="the working folder a session starts in (default: the repository root)",
+    )
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=CODEX_MAX_BYTES,
+        metavar="N",
+        help=f"Codex's project_doc_max_bytes (default {CODEX_MAX_BYTES:,})",
+    )
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "root", nargs="?", default=".", metavar="ROOT", help="the repository (default .)"
+    )
+    add_surface_options(parser)
+    add_json_option(parser)
+
+
+def _delegates(root: Path, role: str) -> DelegatesReport | None:
+    folders = [root / folder for folder in (AGENT_FOLDERS if role == AGENT else COMMAND_FOLDERS)]
+    reports = []
+    for folder in folders:
+        try:
+            reports.append(measure_delegates(folder, role, root=root))
+        except CouldNotJudge:
+            continue  # no such folder, or nothing in it
+    if not reports:
+        return None
+    return DelegatesReport(
+        role,
+        root.as_posix(),
+        tuple(d for report in reports for d in report.delegates),
+        tuple(f for report in reports for f in report.findings),
+    )
+
+
+def _skills_metadata(root: Path) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for folder in SKILL_FOLDERS:
+        try:
+            found[folder] = measure_skills(root / folder).totals["metadata"]
+        except CouldNotJudge:
+            continue  # no such folder, or no skill in it
+    return found
+
+
+def measure_surface(
+    root: Path, hosts: list[str] | None, cwd: str | None, max_bytes: int
+) -> Surface:
+    """Everything a fresh session in ``root`` (started in ``cwd``) carries from it."""
+    if not root.is_dir():
+        raise CouldNotJudge(f"{root}: not a folder")
+    working = None if cwd is None else root / cwd
+    memory = tuple(
+        measure_memory(root, host, cwd=working, max_bytes=max_bytes)
+        for host in (hosts or hosts_in(root))
+    )
+    listed, notes = marketplace_plugins(root)
+    plugins = [measure_plugin(folder, name=name) for name, folder in listed]
+    if (root / PLUGIN_FILE).is_file():
+        plugins.insert(0, measure_plugin(root))
+    return Surface(
+        root=root.as_posix(),
+        memory=memory,
+        skills_metadata=_skills_metadata(root),
+        agents=_delegates(root, AGENT),
+        commands=_delegates(root, COMMAND),
+        plugins=tuple(plugins),
+        notes=tuple(notes),
+    )
+
+
+def surface_dict(surface: Surface) -> dict[str, object]:
+    return {
+        "kind": "surface",
+        "root": surface.root,
+        "host_rows": "system prompt and built-in tools are the host's: not known, not guessed",
+        "memory": [report.as_dict() for report in surface.memory],
+        "skills_metadata": surface.skills_metadata,
+        "agents": surface.agents.as_dict() if surface.agents else None,
+        "commands": surface.commands.as_dict() if surface.commands else None,
+        "plugins": [plugin.as_dict() for plugin in surface.plugins],
+        "notes": list(surface.notes),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    surface = measure_surface(Path(args.root), args.host, args.cwd, args.max_bytes)
+    if args.json:
+        print(json.dumps(surface_dict(surface), indent=2, ensure_ascii=False))
+    else:
+        print(render_text(surface))
+    return EXIT_VIOLATION if has_errors(surface.findings) else EXIT_OK
+
+
+def run_fresh(root: Path, args: argparse.Namespace) -> int:
+    """``toll context --fresh``: a fresh session's rows only."""
+    surface = measure_surface(root, args.host, args.cwd, args.max_bytes)
+    if args.json:
+        print(json.dumps(surface_dict(surface), indent=2, ensure_ascii=False))
+    else:
+        print(render_fresh(surface))
+    return EXIT_OK

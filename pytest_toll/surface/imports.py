@@ -1,0 +1,107 @@
+"""``@path`` imports in a memory file, found as Claude Code finds them, and expanded.
+
+What Claude Code documents (its memory page, "CLAUDE.md imports", read through the search
+tool at docs.anthropic.com/en/docs/claude-code/memory and its translations): a CLAUDE.md
+"can import additional files using @path/to/import syntax"; "both relative and absolute
+paths are allowed", including a file in the user's home (``@~/…``); "imports are not
+evaluated inside markdown code spans and code blocks"; and "imported files can recursively
+import additional files, with a max-depth of 5 hops". A relative path is taken from the
+folder of the importing file. Gemini CLI's GEMINI.md imports follow the same shape.
+
+What pytest-toll adds, because a gate must not guess: an import that cannot be followed
+(a missing file, a cycle, a sixth hop, a path that leaves the repository — ``~`` and
+absolute paths usually do) is a finding (M101), and the file is never read. An ``@word``
+with no slash and no dot that names no file is a mention (``@octocat``), not an import.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Claude Code's documented depth: an imported file may import, five hops at most.
+MAX_IMPORT_HOPS = 5
+
+# An @ at the start of a line or after whitespace, then a run of non-space characters.
+_IMPORT = re.compile(r"(?:^|(?<=\s))@([^\s`]+)")
+_TRAILING = ".,;:!?)]}>\"'"
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+@dataclass(frozen=True)
+class ImportTarget:
+    """One ``@path`` written in a file: the text after @ and its 1-based line."""
+
+    target: str
+    line: int
+
+
+def _code_span_ranges(line: str) -> list[tuple[int, int]]:
+    """Character ranges of inline code spans (a backtick run closed by an equal run)."""
+    ranges: list[tuple[int, int]] = []
+    index = 0
+    while True:
+        start = line.find("`", index)
+        if start < 0:
+            return ranges
+        run_end = start
+        while run_end < len(line) and line[run_end] == "`":
+            run_end += 1
+        run = line[start:run_end]
+        search = run_end
+        closing = -1
+        while True:
+            found = line.find(run, search)
+            if found < 0:
+                break
+            after = found + len(run)
+            if after >= len(line) or line[after] != "`":
+                closing = found
+                break
+            while after < len(line) and line[after] == "`":
+                after += 1
+            search = after
+        if closing < 0:
+            index = run_end  # an unmatched run is literal backticks
+            continue
+        ranges.append((start, closing + len(run)))
+        index = closing + len(run)
+
+
+def find_imports(text: str) -> Iterator[ImportTarget]:
+    """Each ``@path`` of ``text`` outside fenced code blocks and inline code spans."""
+    fence: str | None = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        opening = _FENCE_OPEN.match(line)
+        if fence is not None:
+            stripped = line.strip()
+            if stripped.startswith(fence) and set(stripped) == {fence[0]}:
+                fence = None
+            continue
+        if opening:
+            fence = opening.group(1)
+            continue
+        spans = _code_span_ranges(line)
+        for match in _IMPORT.finditer(line):
+            if any(start <= match.start() < end for start, end in spans):
+                continue
+            target = match.group(1).rstrip(_TRAILING)
+            if target:
+                yield ImportTarget(target, number)
+
+
+def looks_like_path(target: str) -> bool:
+    """A target with a slash, a dot or a ``~`` is meant as a file; ``@octocat`` is not."""
+    return "/" in target or "." in target or target.startswith("~")
+
+
+def resolve(target: str, importing_file: Path) -> Path:
+    """Where an import points: ``~`` is the home folder, an absolute path is itself, and a
+    relative path is taken from the importing file's folder."""
+    if target.startswith("~"):
+        return Path(os.path.expanduser(target))
+    path = Path(target)
+    return path if path.is_absolute() else importing_file.parent / path

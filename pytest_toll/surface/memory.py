@@ -1,0 +1,325 @@
+"""Memory files: what each host loads at session start from the repository, per file.
+
+Every file is its own part, so a diff names the file that grew. Counts are the bare o200k
+text of each file; the host's framing (Claude Code's ``Contents of …:`` lines, Codex's
+blank-line joins) is left out.
+
+- ``claude``: ``CLAUDE.md``, ``.claude/CLAUDE.md`` and (when committed) ``CLAUDE.local.md``
+  in every folder from the repository root down to the working folder, and
+  ``.claude/rules/**/*.md`` (a rule with ``paths:`` loads only when matching files are read:
+  on demand); ``@path`` imports expanded (:mod:`pytest_toll.surface.imports`). The memory
+  page (docs.anthropic.com/en/docs/claude-code/memory, found with the search tool) says
+  Claude Code reads memory "recursively: starting in the cwd, … up to (but not including)
+  the root directory /", and that a "CLAUDE.md nested in subtrees under your current working
+  directory" is "only included when Claude reads files in those subtrees": those are shown
+  on demand, never in the always-on total.
+- ``codex``: the AGENTS.md chain as Codex's guide (developers.openai.com/codex/guides/
+  agents-md) and ``codex-rs/core/src/project_doc.rs`` describe it: from the project root down
+  to the working folder, at most one file per folder (``AGENTS.override.md``, then
+  ``AGENTS.md``), empty files skipped, concatenated root first with blank lines; Codex "stops
+  adding files once the combined size reaches the limit defined by project_doc_max_bytes
+  (32 KiB by default)", truncating the file that crosses it. The nearest, most specific
+  files are the ones lost: M102 names them.
+- ``gemini``: ``GEMINI.md`` in the folders from the root to the working folder and below it
+  (Gemini CLI scans subfolders at start), imports expanded.
+- ``copilot``: ``.github/copilot-instructions.md``; ``.github/instructions/**/*.instructions.md``
+  always-on when ``applyTo`` matches every file (``**``), on demand otherwise.
+- ``cursor``: ``.cursor/rules/**/*.mdc``, always-on with ``alwaysApply: true``, else on demand.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from pytest_toll.core import tokens
+from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.findings import Finding, RuleOverrides, worst_first
+from pytest_toll.core.textio import decode_text
+from pytest_toll.skills.parse import normalize_newlines
+from pytest_toll.surface import rules as surface_rules
+from pytest_toll.surface.files import (
+    SKIPPED_DIRECTORIES,
+    is_inside,
+    read_inside,
+    read_text_inside,
+    relative,
+    split_frontmatter,
+    walk_files,
+)
+from pytest_toll.surface.imports import MAX_IMPORT_HOPS, find_imports, looks_like_path, resolve
+from pytest_toll.surface.records import ALWAYS_ON, ON_DEMAND, MemoryFile, MemoryReport
+
+HOSTS = ("claude", "codex", "gemini", "copilot", "cursor")
+#: Codex's default ``project_doc_max_bytes``.
+CODEX_MAX_BYTES = 32 * 1024
+#: A Codex chain file past the byte limit: never read.
+LOST = "not read"
+CLAUDE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
+CODEX_FILES = ("AGENTS.override.md", "AGENTS.md")
+_APPLY_EVERYWHERE = frozenset({"**", "**/*", "*"})
+
+
+def folders_down(root: Path, cwd: Path) -> list[Path]:
+    """The folders from ``root`` down to ``cwd``, root first."""
+    steps = Path(os.path.relpath(cwd, root)).parts
+    folders = [root]
+    for step in steps:
+        if step in (".", ""):
+            continue
+        folders.append(folders[-1] / step)
+    return folders
+
+
+def committed(root: Path, path: Path) -> bool:
+    """Whether git tracks ``path``; outside a git checkout, a file present counts as one."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "--", relative(path, root)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return True
+    if done.returncode != 0:
+        return True  # not a repository: what is checked out is what the gate sees
+    return bool(done.stdout.strip())
+
+
+class _Collector:
+    """The files of one host's memory, each counted once, imports followed."""
+
+    def __init__(self, root: Path, counter: tokens.O200kCounter, settings: RuleOverrides):
+        self.root = root
+        self.real_root = os.path.realpath(root)
+        self.counter = counter
+        self.settings = settings
+        self.files: list[MemoryFile] = []
+        self.findings: list[Finding | None] = []
+        self.seen: set[str] = set()
+
+    def add(self, path: Path, loaded: str, via: str, *, body_only: bool = False) -> str | None:
+        """Count ``path`` (once); its text, for imports, or None when it was counted before."""
+        real = os.path.realpath(path)
+        if real in self.seen:
+            return None
+        self.seen.add(real)
+        text = read_text_inside(path, self.root)
+        counted = split_frontmatter(text, relative(path, self.root)).body if body_only else text
+        size = len(counted.encode())
+        self.files.append(
+            MemoryFile(
+                relative(real, self.real_root),
+                self.counter.count(counted),
+                loaded,
+                via,
+                size,
+                size,
+            )
+        )
+        return counted
+
+    def add_with_imports(self, path: Path, via: str, *, body_only: bool = False) -> None:
+        text = self.add(path, ALWAYS_ON, via, body_only=body_only)
+        if text is not None:
+            self._expand(path, text, 0, [os.path.realpath(path)])
+
+    def _expand(self, path: Path, text: str, hops: int, stack: list[str]) -> None:
+        importer = relative(path, self.root)
+        for found in find_imports(text):
+            target = resolve(found.target, path)
+            exists = os.path.lexists(target)
+            if not exists and not looks_like_path(found.target):
+                continue  # @octocat: a mention, not a file
+            real = os.path.realpath(target)
+
+            def broken(why: str, line: int = found.line, name: str = found.target) -> None:
+                self.findings.append(
+                    surface_rules.broken_import(self.settings, importer, line, name, why)
+                )
+
+            if not is_inside(real, self.real_root):
+                broken("leaves the repository (each user's own file: not gated)")
+            elif not exists or not os.path.exists(real):
+                broken("names no file")
+            elif real in stack:
+                chain = " -> ".join(relative(step, self.real_root) for step in [*stack, real])
+                broken(f"is an import cycle ({chain})")
+            elif hops + 1 > MAX_IMPORT_HOPS:
+                broken(f"is hop {hops + 1}, past Claude Code's {MAX_IMPORT_HOPS}")
+            elif os.path.isdir(real):
+                broken("is a folder, not a file")
+            elif real not in self.seen:
+                try:
+                    imported = self.add(Path(real), ALWAYS_ON, f"import of {importer}")
+                except CouldNotJudge as error:
+                    broken(f"cannot be read ({error})")
+                    continue
+                if imported is not None:
+                    self._expand(Path(real), imported, hops + 1, [*stack, real])
+
+    def report(self, host: str, cwd: Path) -> MemoryReport:
+        return MemoryReport(
+            host=host,
+            root=self.root.as_posix(),
+            cwd=relative(cwd, self.root),
+            files=tuple(self.files),
+            findings=tuple(worst_first([f for f in self.findings if f is not None])),
+        )
+
+
+def _nested(top: Path, names: tuple[str, ...], below: Path) -> list[Path]:
+    """Files named ``names`` in folders strictly below ``below`` (vendored folders skipped)."""
+    found: list[Path] = []
+    for directory, subdirectories, _ in os.walk(below):
+        subdirectories[:] = sorted(d for d in subdirectories if d not in SKIPPED_DIRECTORIES)
+        if Path(directory) == below:
+            continue
+        found.extend(Path(directory, name) for name in names if Path(directory, name).is_file())
+    return sorted(found)
+
+
+def _claude(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
+    for folder in folders_down(root, cwd):
+        for name in CLAUDE_FILES:
+            path = folder / name
+            if not path.is_file():
+                continue
+            if name == "CLAUDE.local.md" and not committed(root, path):
+                continue  # a personal file git ignores: each user's own, not the team's
+            memory.add_with_imports(path, "chain")
+    for rule in walk_files(root / ".claude" / "rules", ".md"):
+        split = split_frontmatter(read_text_inside(rule, root), relative(rule, root))
+        if split.fields.get("paths"):
+            memory.add(rule, ON_DEMAND, "rule for matching paths", body_only=True)
+        else:
+            memory.add_with_imports(rule, "rule", body_only=True)
+    for nested in _nested(root, ("CLAUDE.md", ".claude/CLAUDE.md"), cwd):
+        memory.add(nested, ON_DEMAND, "nested: read with its folder")
+
+
+def _codex(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
+    remaining = max_bytes
+    chain_bytes = 0
+    lost: list[str] = []
+    for folder in folders_down(root, cwd):
+        path = next((folder / n for n in CODEX_FILES if (folder / n).is_file()), None)
+        if path is None:
+            continue
+        data, real = read_inside(path, root)
+        name = relative(real, memory.real_root)
+        if not data.strip():
+            continue  # Codex skips empty files
+        chain_bytes += len(data)
+        memory.seen.add(real)
+        kept = data[:remaining]
+        if not kept.strip():
+            # Past the limit (or cut to blanks): Codex reads nothing more of it.
+            memory.files.append(MemoryFile(name, 0, LOST, "chain", 0, len(data)))
+            lost.append(name)
+            continue
+        # Codex reads the kept bytes lossily; a cut inside a character becomes U+FFFD.
+        text = normalize_newlines(kept.decode("utf-8", errors="replace"))
+        if b"\0" in kept:
+            decode_text(kept, name)  # raises: a binary AGENTS.md is not measured
+        remaining -= len(kept)
+        memory.files.append(
+            MemoryFile(name, memory.counter.count(text), ALWAYS_ON, "chain", len(kept), len(data))
+        )
+        if len(kept) < len(data):
+            lost.append(name)
+    if lost:
+        memory.findings.append(
+            surface_rules.chain_cut(memory.settings, max_bytes, chain_bytes, lost)
+        )
+
+
+def _gemini(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
+    for folder in folders_down(root, cwd):
+        if (folder / "GEMINI.md").is_file():
+            memory.add_with_imports(folder / "GEMINI.md", "chain")
+    for below in _nested(root, ("GEMINI.md",), cwd):
+        memory.add_with_imports(below, "below the working folder")
+
+
+def _copilot(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
+    main = root / ".github" / "copilot-instructions.md"
+    if main.is_file():
+        memory.add(main, ALWAYS_ON, "repository instructions")
+    for path in walk_files(root / ".github" / "instructions", ".instructions.md"):
+        split = split_frontmatter(read_text_inside(path, root), relative(path, root))
+        apply_to = split.fields.get("applyTo")
+        patterns = {p.strip() for p in str(apply_to).split(",")} if apply_to else set()
+        if patterns & _APPLY_EVERYWHERE:
+            memory.add(path, ALWAYS_ON, "applyTo every file", body_only=True)
+        else:
+            memory.add(path, ON_DEMAND, f"applyTo {apply_to or '(none)'}", body_only=True)
+
+
+def _cursor(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
+    for path in walk_files(root / ".cursor" / "rules", ".mdc"):
+        split = split_frontmatter(read_text_inside(path, root), relative(path, root))
+        if split.fields.get("alwaysApply") is True:
+            memory.add(path, ALWAYS_ON, "alwaysApply", body_only=True)
+        else:
+            memory.add(path, ON_DEMAND, "rule applied on demand", body_only=True)
+
+
+_READERS: dict[str, Callable[[_Collector, Path, Path, int], None]] = {
+    "claude": _claude,
+    "codex": _codex,
+    "gemini": _gemini,
+    "copilot": _copilot,
+    "cursor": _cursor,
+}
+
+
+def measure_memory(
+    root: Path,
+    host: str,
+    *,
+    cwd: Path | None = None,
+    max_bytes: int = CODEX_MAX_BYTES,
+    settings: RuleOverrides | None = None,
+) -> MemoryReport:
+    """One host's memory in the repository at ``root``, for a session started in ``cwd``.
+
+    Raises ``UsageError`` for an unknown host or a working folder outside the repository,
+    ``CouldNotJudge`` when the repository is missing or a chain file cannot be read.
+    """
+    if host not in _READERS:
+        raise UsageError(f"memory host must be one of {', '.join(HOSTS)}, not {host!r}")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+        raise UsageError(f"max_bytes must be a whole number of bytes, not {max_bytes!r}")
+    root = Path(root)
+    if not root.is_dir():
+        raise CouldNotJudge(f"{root}: not a folder (the repository to read memory files from)")
+    cwd = root if cwd is None else Path(cwd)
+    if not is_inside(os.path.realpath(cwd), os.path.realpath(root)):
+        raise UsageError(f"{cwd}: the working folder must be inside the repository {root}")
+    if not cwd.is_dir():
+        raise CouldNotJudge(f"{cwd}: the working folder does not exist")
+    collector = _Collector(root, tokens.O200kCounter(), settings or RuleOverrides())
+    _READERS[host](collector, root, cwd, max_bytes)
+    return collector.report(host, cwd)
+
+
+def hosts_in(root: Path) -> list[str]:
+    """The hosts whose memory files sit at the repository's root (what ``toll init`` pins)."""
+    root = Path(root)
+    markers = {
+        "claude": [root / name for name in CLAUDE_FILES]
+        + walk_files(root / ".claude/rules", ".md"),
+        "codex": [root / name for name in CODEX_FILES],
+        "gemini": [root / "GEMINI.md"],
+        "copilot": [
+            root / ".github/copilot-instructions.md",
+            *walk_files(root / ".github/instructions", ".instructions.md"),
+        ],
+        "cursor": walk_files(root / ".cursor/rules", ".mdc"),
+    }
+    return [host for host in HOSTS if any(path.is_file() for path in markers[host])]

@@ -1,0 +1,144 @@
+"""A Claude Code plugin as one entry whose parts are its components.
+
+A plugin (``.claude-plugin/plugin.json`` in its folder; a marketplace's
+``.claude-plugin/marketplace.json`` lists several, each by its ``source``) bundles skills
+(``skills/*/SKILL.md``), subagents (``agents/``), commands (``commands/``), hooks
+(``hooks/hooks.json``) and MCP servers (``.mcp.json``); ``plugin.json`` may name other paths
+for commands, agents, hooks and servers. Installing it puts the listing of every skill,
+subagent and command in every request: that is its always-on cost, one part per component,
+each measured and judged by its own kind's rules (S1xx for skills, A1xx for subagents and
+commands). Hooks run outside the model (their output is made at run time) and an MCP
+server's tool list exists only when it runs: both are named, not counted — measure a
+server with a ``servers:`` entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.findings import Finding, RuleOverrides, worst_first
+from pytest_toll.core.textio import read_text
+from pytest_toll.skills.measure import find_skill_folders, measure_skills
+from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
+from pytest_toll.surface.files import is_inside, relative
+from pytest_toll.surface.records import Component, PluginReport
+
+PLUGIN_FILE = ".claude-plugin/plugin.json"
+MARKETPLACE_FILE = ".claude-plugin/marketplace.json"
+
+
+def _json(path: Path, root: Path) -> Any:
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as error:
+        where = relative(path, root)
+        raise CouldNotJudge(f"{where}:{error.lineno}: not JSON: {error.msg}") from None
+
+
+def _paths(manifest: Mapping[str, Any], key: str, plugin: Path, default: str) -> list[Path]:
+    """The folders or files ``plugin.json`` names under ``key`` (string or list), else the
+    default folder; every path is kept inside the plugin."""
+    value = manifest.get(key)
+    given = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    paths = [plugin / str(item) for item in given if isinstance(item, str)] or [plugin / default]
+    inside = [p for p in paths if is_inside(str(p.resolve()), str(plugin.resolve()))]
+    return [p for p in inside if p.exists()]
+
+
+def _named(findings: Iterable[Finding], prefix: str) -> list[Finding]:
+    return [dataclasses.replace(f, subject=f"{prefix}/{f.subject or ''}") for f in findings]
+
+
+def _keys_of(value: Any, plugin: Path, key: str) -> list[str]:
+    """Names under ``key`` of an inline object, or of the JSON file a string names."""
+    if isinstance(value, str):
+        path = plugin / value
+        value = _json(path, plugin) if path.is_file() else {}
+    inner = value.get(key, value) if isinstance(value, Mapping) else {}
+    return sorted(str(name) for name in inner) if isinstance(inner, Mapping) else []
+
+
+def measure_plugin(
+    plugin: Path, *, name: str = "", settings: RuleOverrides | None = None
+) -> PluginReport:
+    """The plugin in folder ``plugin``: one component per skill, subagent and command."""
+    plugin = Path(plugin)
+    if not plugin.is_dir():
+        raise CouldNotJudge(f"{plugin}: not a plugin folder")
+    settings = settings or RuleOverrides()
+    manifest_path = plugin / PLUGIN_FILE
+    manifest = _json(manifest_path, plugin) if manifest_path.is_file() else {}
+    if not isinstance(manifest, Mapping):
+        raise CouldNotJudge(f"{manifest_path}: must be a JSON object")
+    name = name or str(manifest.get("name") or plugin.name)
+    components: list[Component] = []
+    findings: list[Finding] = []
+    for folder in _paths(manifest, "skills", plugin, "skills"):
+        try:
+            find_skill_folders(folder)
+        except CouldNotJudge:
+            continue
+        skills = measure_skills(folder, settings=settings)
+        for skill in skills.skills:
+            later = skill.body + skill.references_total
+            components.append(Component(f"skills/{skill.name}", skill.metadata, later))
+        findings += _named(skills.findings, "skills")
+    for role, key in ((AGENT, "agents"), (COMMAND, "commands")):
+        for folder in _paths(manifest, key, plugin, key):
+            try:
+                report = measure_delegates(folder, role, root=plugin, settings=settings)
+            except CouldNotJudge:
+                continue  # an empty folder: no component
+            for delegate in report.delegates:
+                components.append(
+                    Component(f"{key}/{delegate.name}", delegate.metadata, delegate.body)
+                )
+            findings += _named(report.findings, key)
+    hooks_value = manifest.get("hooks") or (
+        "hooks/hooks.json" if (plugin / "hooks/hooks.json").is_file() else None
+    )
+    mcp_value = manifest.get("mcpServers") or (
+        ".mcp.json" if (plugin / ".mcp.json").is_file() else None
+    )
+    return PluginReport(
+        name=name,
+        path=plugin.as_posix(),
+        components=tuple(components),
+        hooks=tuple(_keys_of(hooks_value, plugin, "hooks")) if hooks_value else (),
+        mcp_servers=tuple(_keys_of(mcp_value, plugin, "mcpServers")) if mcp_value else (),
+        findings=tuple(worst_first(findings)),
+    )
+
+
+def marketplace_plugins(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
+    """The plugins a marketplace at ``root`` lists that live in the repository, by name,
+    and a note for each it lists elsewhere (a git or GitHub source is not measured here)."""
+    path = root / MARKETPLACE_FILE
+    if not path.is_file():
+        return [], []
+    data = _json(path, root)
+    listed = data.get("plugins") if isinstance(data, Mapping) else None
+    if not isinstance(listed, list):
+        raise CouldNotJudge(f"{MARKETPLACE_FILE}: has no plugins list")
+    found: list[tuple[str, Path]] = []
+    notes: list[str] = []
+    for index, plugin in enumerate(listed):
+        if not isinstance(plugin, Mapping) or not isinstance(plugin.get("name"), str):
+            notes.append(f"{MARKETPLACE_FILE}: plugins[{index}] has no name; skipped")
+            continue
+        source = plugin.get("source")
+        if not isinstance(source, str):
+            notes.append(f"{MARKETPLACE_FILE}: {plugin['name']} lives outside this repository")
+            continue
+        folder = Path(os.path.normpath(root / source))
+        if not is_inside(os.path.realpath(folder), os.path.realpath(root)) or not folder.is_dir():
+            notes.append(f"{MARKETPLACE_FILE}: {plugin['name']}: {source} is not a folder here")
+            continue
+        found.append((plugin["name"], folder))
+    return found, notes
