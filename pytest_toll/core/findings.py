@@ -9,7 +9,7 @@ is not reported at all.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, cast
 
 from pytest_toll.core.errors import UsageError, require_non_negative_number
@@ -134,6 +134,30 @@ class RuleOverrides:
 
     def severity(self, rule: str, default: Severity) -> Severity:
         return self.severities.get(rule, default)
+
+    def within(self, component: str) -> RuleOverrides:
+        """The overrides as the parts under ``component/`` see them.
+
+        A bundle (a plugin) names its findings ``component/subject`` (``skills/pdf``), so
+        that is how a person, and ``toll init``, acknowledge them; the skills and subagent
+        rules inside it judge the bare subject. An acknowledgement's subjects are read here
+        without the prefix; one without subjects covers everything, as before.
+        """
+        lead = f"{component}/"
+        acknowledged = {
+            rule: acknowledgement
+            if acknowledgement.subjects is None
+            else replace(
+                acknowledgement,
+                subjects=frozenset(
+                    subject[len(lead) :]
+                    for subject in acknowledgement.subjects
+                    if subject.startswith(lead)
+                ),
+            )
+            for rule, acknowledgement in self.acknowledged.items()
+        }
+        return replace(self, acknowledged=acknowledged)
 
     def threshold(self, name: str, default: float) -> float:
         return self.thresholds.get(name, default)

@@ -84,7 +84,7 @@ def measure_plugin(
             find_skill_folders(folder)
         except CouldNotJudge:
             continue
-        skills = measure_skills(folder, settings=settings)
+        skills = measure_skills(folder, settings=settings.within("skills"))
         for skill in skills.skills:
             later = skill.body + skill.references_total
             components.append(Component(f"skills/{skill.name}", skill.metadata, later))
@@ -92,7 +92,7 @@ def measure_plugin(
     for role, key in ((AGENT, "agents"), (COMMAND, "commands")):
         for folder in _paths(manifest, key, plugin, key):
             try:
-                report = measure_delegates(folder, role, root=plugin, settings=settings)
+                report = measure_delegates(folder, role, root=plugin, settings=settings.within(key))
             except CouldNotJudge:
                 continue  # an empty folder: no component
             for delegate in report.delegates:

@@ -60,3 +60,19 @@ def test_unknown_names_are_errors_when_the_known_names_are_given() -> None:
         RuleOverrides.parse({"E125": "off"}, None, known_rules=["E125"]).severity("E125", "warn")
         == "off"
     )
+
+
+def test_a_bundle_acknowledgement_covers_its_component_by_the_bare_subject() -> None:
+    # A plugin names a skill's finding "skills/pdf"; the skills rules inside it judge "pdf".
+    overrides = RuleOverrides.parse(
+        {"S101": {"severity": "warn", "reason": "kept", "subjects": ["skills/pdf", "agents/x"]}}
+    )
+    skills = overrides.within("skills")
+    covered = skills.finding("S101", "error", "pdf", "bad name")
+    assert covered is not None and covered.severity == "warn"
+    # The same rule on another skill, or the agents' subject read as a skill, still fails.
+    for subject in ("docx", "x", "agents/x"):
+        other = skills.finding("S101", "error", subject, "bad name")
+        assert other is not None and other.severity == "error"
+    agent = overrides.within("agents").finding("S101", "error", "x", "m")
+    assert agent is not None and agent.severity == "warn"
