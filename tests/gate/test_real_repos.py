@@ -84,9 +84,15 @@ def test_init_then_gate_passes_and_a_grown_skill_fails(
     # Every skill the fixture holds is found, wherever it lives, and measured.
     assert sorted(entry["path"] for entry in skills.values()) == sorted(repo["skills"])
 
+    # One item per entry of every kind init wrote (a repository that is itself a plugin, or
+    # carries memory files, gets those entries too).
+    entries = sum(
+        len(ledger.get(kind) or {})
+        for kind in ("servers", "skills", "memory", "agents", "commands", "plugins")
+    ) + ("transcripts" in ledger)
     first = pytester.runpytest("--toll", "toll.yaml", *QUIET)
     assert first.ret == 0, first.stdout.str()
-    first.assert_outcomes(passed=len(skills) + len(ledger.get("servers") or {}))
+    first.assert_outcomes(passed=entries)
 
     name, entry = next(iter(skills.items()))
     body = pytester.path / entry["path"] / "SKILL.md"
@@ -94,5 +100,5 @@ def test_init_then_gate_passes_and_a_grown_skill_fails(
         file.write("\n\nAlways restate every step above in full before acting. " * 60)
     grown = pytester.runpytest("--toll", "toll.yaml", *QUIET)
     assert grown.ret == 1
-    grown.assert_outcomes(passed=len(skills) + len(ledger.get("servers") or {}) - 1, failed=1)
+    grown.assert_outcomes(passed=entries - 1, failed=1)
     grown.stdout.fnmatch_lines([f"FAILED toll.yaml::skills::{name} - *"])
