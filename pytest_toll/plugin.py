@@ -23,6 +23,7 @@ from pytest_toll._keys import (
     METER_KEY,
     REPORT_ATTRIBUTE,
     RESULT_KEY,
+    RUN_BUDGET_KEY,
     STATE_KEY,
     require_state,
 )
@@ -124,8 +125,9 @@ _IMPLYING_OPTIONS = (
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "toll(budget=N, capture=False): fail the test when the tokens it measures with the toll "
-        "fixture exceed N; capture=True measures the LLM requests the test sends (the largest)",
+        "toll(budget=N, run_budget=M, capture=False): fail the test when the tokens it measures "
+        "with the toll fixture exceed N; capture=True measures the LLM requests the test sends "
+        "(budget grades the largest, run_budget the sum of them all)",
     )
     if config.option.help:
         return
@@ -240,6 +242,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         try:
             item.stash[BUDGET_KEY] = _marker_budget(item, marker)
+            item.stash[RUN_BUDGET_KEY] = _marker_budget(item, marker, "run_budget")
             if _marker_capture(item, marker):
                 item.stash[CAPTURE_KEY] = True
         except pytest.UsageError as error:
@@ -250,19 +253,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.stash[MARKER_ERROR_KEY] = str(error)
 
 
-def _marker_budget(item: pytest.Item, marker: pytest.Mark) -> int | None:
+def _marker_budget(item: pytest.Item, marker: pytest.Mark, name: str = "budget") -> int | None:
     where = f"{item.nodeid}: @pytest.mark.toll"
     if marker.args:
         raise pytest.UsageError(f"{where}: give the budget by name, toll(budget=N)")
-    unknown = sorted(set(marker.kwargs) - {"budget", "capture"})
+    unknown = sorted(set(marker.kwargs) - {"budget", "run_budget", "capture"})
     if unknown:
         raise pytest.UsageError(f"{where}: unknown argument {', '.join(unknown)}")
-    budget = marker.kwargs.get("budget")
+    budget = marker.kwargs.get(name)
     if budget is None:
         return None
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise pytest.UsageError(
-            f"{where}(budget=…): must be a whole number of tokens >= 0, not {budget!r}"
+            f"{where}({name}=…): must be a whole number of tokens >= 0, not {budget!r}"
         )
     return budget
 
@@ -307,7 +310,8 @@ def _meter(item: pytest.Item) -> Toll:
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     budget = item.stash.get(BUDGET_KEY, None)
     meter = item.stash.get(METER_KEY, None)
-    if meter is None and budget is None and CAPTURE_KEY not in item.stash:
+    run_budget = item.stash.get(RUN_BUDGET_KEY, None)
+    if meter is None and budget is None and run_budget is None and CAPTURE_KEY not in item.stash:
         if MARKER_ERROR_KEY in item.stash:
             pytest.fail(item.stash[MARKER_ERROR_KEY], pytrace=False)
         return (yield)

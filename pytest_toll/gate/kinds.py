@@ -14,13 +14,15 @@ Where pins live, per kind:
 - ``calls``: ``pin`` is the call's o200k total (gated); ``parts`` holds the pins of
   messages, system, skills and tools, shown in the diff and ratcheted like the total;
 - ``transcripts``: no token pin; its rules gate it and ``waste_ratio_pin`` ratchets;
-- ``tests``: ``pin`` is the test's measured total.
+- ``tests``: ``pin`` is the test's measured total; a test that captured its LLM requests
+  also pins ``run_pin``, the sum of every request it sent, gated like ``pin`` (a rise is a
+  regression) and budgeted by ``run_budget``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
@@ -31,6 +33,9 @@ from pytest_toll.gate.measurers import (
     measure_transcripts_entry,
 )
 
+#: A test's pin of the sum of the requests it captured, and that sum's budget.
+RUN_PIN = "run_pin"
+RUN_BUDGET = "run_budget"
 KindName = Literal["servers", "skills", "calls", "transcripts", "tests"]
 EntryMeasurer = Callable[[str, Mapping[str, Any], EntryContext], EntryMeasurement]
 
@@ -56,6 +61,8 @@ class Kind:
     #: What of a measured entry every request pays before any work (the report's fixed
     #: cost): ``"total"``, the name of one part, or None.
     fixed_cost: str | None = None
+    #: Other pins gated like the total (a rise fails), each with its budget's ledger key.
+    gated_other_pins: Mapping[str, str] = field(default_factory=dict)
 
     def keys(self, entry_name: str) -> tuple[str, ...]:
         """The entry's path in the ledger: ``("servers", "files")``, ``("transcripts",)``."""
@@ -93,7 +100,14 @@ KINDS: dict[str, Kind] = {
         ),
         Kind("calls", measure_calls_entry, "pin", "parts"),
         Kind("transcripts", measure_transcripts_entry, None, None, whole_section=True),
-        Kind("tests", None, "pin", None, python_tests=True),
+        Kind(
+            "tests",
+            None,
+            "pin",
+            None,
+            python_tests=True,
+            gated_other_pins={RUN_PIN: RUN_BUDGET},
+        ),
     )
 }
 #: The kind of a test's own measurement (the ``toll`` fixture, ``toll(budget=N)``).
