@@ -9,12 +9,17 @@ content (breakpoint markers left out), never as text.
 
 :func:`run_cost` replays a run's requests in order, as the provider's cache would see them:
 
-- a request **reads** the longest of its prefixes that an earlier request of the same model
-  wrote (every breakpoint writes its prefix);
+- a request **reads** the longest prefix an earlier request of the same model wrote, found
+  at one of its breakpoints or at the block boundaries up to ``LOOKBACK_BLOCKS`` before each
+  (as the provider looks back), so a conversation that moves its breakpoint to the newest
+  message each turn reads what the turn before wrote;
 - it **writes** its longest prefix when that was not cached yet: the tokens of it beyond
   what was read, at the cache-write price (``cache_write_1h`` for ``ttl: "1h"``, else
-  ``cache_write_5m``, else ``cache_write``);
+  ``cache_write_5m``, else ``cache_write``); every breakpoint's prefix is then cached;
 - the rest of the request is uncached input.
+
+Token figures of the estimate (``read_tokens``, ``write_tokens``) are scaled o200k, what USD
+is priced on.
 
 It is an estimate of what caching would save, never a measurement: it assumes every write
 is still cached when read (no TTL expiry), leaves out the provider's minimum cacheable
@@ -41,14 +46,33 @@ CACHE_ESTIMATE_LABEL = (
 )
 
 
+#: How many block boundaries before a breakpoint the provider looks back for a cached
+#: prefix (Anthropic: "up to approximately 20 blocks before the explicit breakpoint").
+LOOKBACK_BLOCKS = 20
+
+
 @dataclass(frozen=True)
 class Breakpoint:
     """One cacheable prefix of a request: its digest, o200k tokens, scaled tokens, TTL."""
 
-    digest: str
+    digest: bytes
     tokens: int
     billed: int
     ttl: str
+
+
+@dataclass(frozen=True)
+class CacheMarks:
+    """What the cache estimate keeps of a request: its breakpoints, measured, and the
+    digests of the prefixes it could read (each breakpoint and the blocks it looks back
+    over). Digests, never text: a few hundred bytes however large the request."""
+
+    breakpoints: tuple[Breakpoint, ...] = ()
+    readable: frozenset[bytes] = frozenset()
+
+
+#: A request that marks no breakpoint.
+NO_MARKS = CacheMarks()
 
 
 def _marked(block: object) -> str | None:
@@ -72,57 +96,65 @@ def _without_markers(value: Any) -> Any:
     return value
 
 
-def _cut_points(
+#: A prefix: ``(tools, system, messages)`` up to one block boundary, in cache order.
+_Prefix = tuple[object, object, list[Any]]
+
+
+def _boundaries(
     system: object, messages: object, tools: object
-) -> list[tuple[str, object, object, object]]:
-    """``(ttl, tools, system, messages)`` for each breakpoint, in cache order."""
-    cuts: list[tuple[str, object, object, object]] = []
+) -> list[tuple[str | None, _Prefix]]:
+    """Every block boundary of a request in cache order (tools, system, messages), each
+    with the TTL of its breakpoint (None: not marked) and the prefix that ends there."""
+    found: list[tuple[str | None, _Prefix]] = []
     tool_list = tools if isinstance(tools, list) else []
     for index, tool in enumerate(tool_list):
-        ttl = _marked(tool)
-        if ttl:
-            cuts.append((ttl, tool_list[: index + 1], None, []))
+        found.append((_marked(tool), (tool_list[: index + 1], None, [])))
     if isinstance(system, list):
         for index, block in enumerate(system):
-            ttl = _marked(block)
-            if ttl:
-                cuts.append((ttl, tools, system[: index + 1], []))
+            found.append((_marked(block), (tools, system[: index + 1], [])))
+    elif system is not None:
+        found.append((None, (tools, system, [])))
     message_list = messages if isinstance(messages, list) else []
     for number, message in enumerate(message_list):
         content = message.get("content") if isinstance(message, Mapping) else None
         if not isinstance(content, list):
+            found.append((None, (tools, system, message_list[: number + 1])))
             continue
         for index, block in enumerate(content):
-            ttl = _marked(block)
-            if ttl:
-                cut = {**message, "content": content[: index + 1]}
-                cuts.append((ttl, tools, system, [*message_list[:number], cut]))
-    return cuts
+            cut = {**message, "content": content[: index + 1]}
+            found.append((_marked(block), (tools, system, [*message_list[:number], cut])))
+    return found
 
 
-def breakpoints(
-    model: Model,
-    call_name: str,
-    system: object,
-    messages: object,
-    tools: object,
-    catalogue: Catalogue,
-) -> tuple[Breakpoint, ...]:
-    """The cacheable prefixes of a request, measured; () when it marks no breakpoint."""
+def _digest(model_name: str, prefix: _Prefix) -> bytes:
+    tools, system, messages = prefix
+    content = [model_name, _without_markers(tools), _without_markers(system),
+               _without_markers(messages)]  # fmt: skip
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
+
+
+def cache_marks(
+    model: Model, system: object, messages: object, tools: object, catalogue: Catalogue
+) -> CacheMarks:
+    """A request's breakpoints, measured, and what it could read; empty when it marks none."""
+    boundaries = _boundaries(system, messages, tools)
+    marked = [index for index, (ttl, _) in enumerate(boundaries) if ttl is not None]
+    if not marked:
+        return NO_MARKS
     found: list[Breakpoint] = []
-    for ttl, cut_tools, cut_system, cut_messages in _cut_points(system, messages, tools):
+    readable: set[bytes] = set()
+    for index in marked:
+        ttl, prefix = boundaries[index]
+        cut_tools, cut_system, cut_messages = prefix
         report = measure(model, cut_system, cut_messages, cut_tools, catalogue=catalogue)  # type: ignore[arg-type]
         tokens, billed = _prefix_tokens(report, bool(cut_messages))
-        content = [
-            call_name,
-            _without_markers(cut_tools),
-            _without_markers(cut_system),
-            _without_markers(cut_messages),
-        ]
-        text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        found.append(Breakpoint(digest, tokens, billed, ttl))
-    return tuple(found)
+        digest = _digest(model.name, prefix)
+        found.append(Breakpoint(digest, tokens, billed, ttl or "5m"))
+        for earlier in range(max(index - LOOKBACK_BLOCKS, 0), index):
+            readable.add(_digest(model.name, boundaries[earlier][1]))
+        readable.add(digest)
+    return CacheMarks(tuple(found), frozenset(readable))
 
 
 def _prefix_tokens(report: CallReport, has_messages: bool) -> tuple[int, int]:
@@ -137,11 +169,11 @@ def _prefix_tokens(report: CallReport, has_messages: bool) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class CachedRequest:
-    """What :func:`run_cost` needs of one request: its model, billed total and prefixes."""
+    """What :func:`run_cost` needs of one request: its model, billed total and marks."""
 
     model: Model
     billed: int
-    breakpoints: tuple[Breakpoint, ...]
+    marks: CacheMarks
 
 
 def _write_price(model: Model, billed: int, ttl: str) -> float | None:
@@ -154,29 +186,26 @@ def _write_price(model: Model, billed: int, ttl: str) -> float | None:
 def run_cost(requests: Sequence[CachedRequest]) -> dict[str, Any] | None:
     """A run's input cost with caching beside it without; None when no request marks a
     breakpoint. ``usd`` is absent (with ``reason``) when a model lacks a price it needs."""
-    if not any(request.breakpoints for request in requests):
+    if not any(request.marks.breakpoints for request in requests):
         return None
-    written: set[tuple[str, str]] = set()
+    #: The prefixes written so far (the model is part of the digest), by billed tokens.
+    written: dict[bytes, int] = {}
     read_tokens = write_tokens = 0
     cached_usd = uncached_usd = 0.0
     missing: list[str] = []
     for request in requests:
         model = request.model
         prices = model.prices_for(request.billed)
+        points = request.marks.breakpoints
         read = write = 0
         ttl = "5m"
-        if request.breakpoints:
-            hits = [
-                point.billed
-                for point in request.breakpoints
-                if (model.name, point.digest) in written
-            ]
-            read = max(hits, default=0)
-            longest = max(request.breakpoints, key=lambda point: point.billed)
+        if points:
+            read = max((written[d] for d in request.marks.readable if d in written), default=0)
+            longest = max(points, key=lambda point: point.billed)
             ttl = longest.ttl
-            if (model.name, longest.digest) not in written:
+            if longest.digest not in written:
                 write = max(longest.billed - read, 0)
-            written.update((model.name, point.digest) for point in request.breakpoints)
+            written.update((point.digest, point.billed) for point in points)
         read_tokens += read
         write_tokens += write
         write_price = _write_price(model, request.billed, ttl)

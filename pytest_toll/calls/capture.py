@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pytest_toll.calls.caching import Breakpoint, CachedRequest, breakpoints, run_cost
+from pytest_toll.calls.caching import NO_MARKS, CachedRequest, CacheMarks, cache_marks, run_cost
 from pytest_toll.calls.measuring import PARTS, CallReport, measure
 from pytest_toll.calls.providers import (
     ANTHROPIC_MESSAGES,
@@ -99,8 +99,8 @@ class MeasuredRequest:
     report: CallReport | None = None
     error: str = ""
     notes: tuple[str, ...] = ()
-    #: Its cacheable prefixes (``cache_control`` breakpoints), shortest first.
-    cache: tuple[Breakpoint, ...] = ()
+    #: Its cacheable prefixes (``cache_control`` breakpoints), as digests and figures.
+    cache: CacheMarks = NO_MARKS
     #: The catalogue row it was priced with (for the run's cache estimate).
     priced_as: Model | None = None
 
@@ -131,9 +131,10 @@ class MeasuredRequest:
             data["scaled"] = report.total.scaled
             data["scaled_method"] = report.scaled_method
             data["cost_usd"] = report.as_dict()["total"].get("cost_usd")
-            if self.cache:
-                data["cache_breakpoints"] = len(self.cache)
-                data["cacheable_prefix"] = max(point.tokens for point in self.cache)
+            points = self.cache.breakpoints
+            if points:
+                data["cache_breakpoints"] = len(points)
+                data["cacheable_prefix"] = max(point.tokens for point in points)
         else:
             data["error"] = self.error
         data["notes"] = [*self.notes, *(report.notes if report is not None else ())]
@@ -245,11 +246,9 @@ def _measured(request: MeasuredRequest, call: WireCall, catalogue: Catalogue) ->
     try:
         model = _model(call, catalogue, notes)
         report = measure(model, call.system, call.messages, call.tools, catalogue=catalogue)
-        cache: tuple[Breakpoint, ...] = ()
+        cache = NO_MARKS
         if request.api in _CACHING_APIS:
-            cache = breakpoints(
-                model, model.name, call.system, call.messages, call.tools, catalogue
-            )
+            cache = cache_marks(model, call.system, call.messages, call.tools, catalogue)
     except (CouldNotJudge, UsageError) as error:
         return replace(request, error=str(error), notes=tuple(notes))
     except RecursionError:

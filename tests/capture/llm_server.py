@@ -222,7 +222,7 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         try:
             data = json.loads(body or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to read
             data = {}
         model = str(data.get("model", "unknown")) if isinstance(data, dict) else "unknown"
         stream = isinstance(data, dict) and data.get("stream") is True
