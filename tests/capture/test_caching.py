@@ -60,8 +60,8 @@ def _loop(client: anthropic.Anthropic, model: str, turns: int = 3) -> None:
         reply = client.messages.create(
             model=model,
             max_tokens=50,
-            system=SYSTEM,
-            tools=TOOLS,
+            system=SYSTEM,  # type: ignore[arg-type]
+            tools=TOOLS,  # type: ignore[arg-type]
             messages=messages,  # type: ignore[arg-type]
         )
         assert reply.content[0].type == "text"

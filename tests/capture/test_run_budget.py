@@ -231,7 +231,7 @@ def test_a_bad_run_budget_stops_the_run(pytester: pytest.Pytester) -> None:
 # --- the judgement as plain data --------------------------------------------------------
 
 
-def _judge(entry: dict[str, Any], run: int, policy: Policy | None = None, **budgets: Any) -> Any:
+def _judge(entry: dict[str, Any], run: int, policy: Policy | None = None, **budgets: int) -> Any:
     measurement = EntryMeasurement(
         100, "o200k", {"largest captured request": 100}, other_pins={RUN_PIN: run}
     )
@@ -252,9 +252,9 @@ def test_judgement_of_the_run() -> None:
     assert old.outcome == "passed" and not old.failed
     assert plan_entry(old, Policy(update=True)) == {("tests", "t.py::t", RUN_PIN): 300}
     # The lower of the ledger's run_budget and the marker's applies.
-    over = _judge({"run_budget": 299}, 300, **{RUN_PIN: 1000})
+    over = _judge({"run_budget": 299}, 300, run_pin=1000)
     assert (over.outcome, over.failed, over.other_pins[0]["budget"]) == ("over_budget", True, 299)
-    assert _judge({"run_budget": 1000}, 300, **{RUN_PIN: 299}).other_pins[0]["budget"] == 299
+    assert _judge({"run_budget": 1000}, 300, run_pin=299).other_pins[0]["budget"] == 299
     # Both over: both said.
     both = _judge({"budget": 50, "run_budget": 200}, 300)
     assert both.message == (
