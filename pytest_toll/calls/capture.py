@@ -166,15 +166,21 @@ class CaptureReport:
         """The run: the o200k totals of every judged request added up (what run_budget grades)."""
         return sum(request.tokens or 0 for request in self.judged)
 
-    @property
-    def new(self) -> int:
-        """What each request adds over the one before it, added up (see the module's text)."""
-        added = previous = 0
+    def added(self) -> dict[int, int]:
+        """What each judged request adds over the one judged before it, by request number:
+        the run's growth turn by turn (see the module's text)."""
+        added: dict[int, int] = {}
+        previous = 0
         for request in self.judged:
             tokens = request.tokens or 0
-            added += max(tokens - previous, 0)
+            added[request.number] = max(tokens - previous, 0)
             previous = tokens
         return added
+
+    @property
+    def new(self) -> int:
+        """The sum of what each request adds over the one before it."""
+        return sum(self.added().values())
 
     def cache_estimate(self) -> dict[str, Any] | None:
         """The run's cost with prompt caching beside it without (an estimate), when any
@@ -199,6 +205,10 @@ class CaptureReport:
             "could_not_judge": len(self.unjudged),
             "requests": [request.as_dict() for request in self.requests],
         }
+        added = self.added()
+        for shown in data["requests"]:
+            if shown["number"] in added:
+                shown["new"] = added[shown["number"]]
         cache = self.cache_estimate()
         if cache is not None:
             data["cache"] = cache

@@ -121,7 +121,10 @@ def request_line(request: Mapping[str, Any]) -> str:
     split = ", ".join(f"{name} {parts[name]:,}" for name in _REQUEST_PARTS if name in parts)
     prefix = request.get("cacheable_prefix")
     cacheable = f"; cacheable prefix {prefix:,} o200k" if prefix is not None else ""
-    return f"{where}: {request['tokens']:,} o200k{scaled_text}{usd} ({split}){cacheable}"
+    added = request.get("new")
+    # The first request is all new; later ones show what they added to the one before.
+    new = f", +{added:,} new" if added is not None and added != request["tokens"] else ""
+    return f"{where}: {request['tokens']:,} o200k{scaled_text}{usd} ({split}){new}{cacheable}"
 
 
 def capture_lines(entry: EntryDict) -> list[str]:

@@ -80,6 +80,8 @@ class CapturedRequestDict(TypedDict, total=False):
     cost_usd: float | None
     cache_breakpoints: int
     cacheable_prefix: int
+    #: What it adds over the request judged before it (the run's growth turn by turn).
+    new: int
     error: str
     notes: list[str]
 

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import anthropic
 import boto3
 import pytest
+from botocore.parsers import ResponseParserError
 from google import genai
 from google.genai import types
 from pydantic import SecretStr
 
+from pytest_toll import capture_botocore
 from pytest_toll.calls.capture import (
     BEDROCK_CONVERSE,
     BEDROCK_INVOKE,
@@ -325,3 +328,26 @@ def test_litellm_and_langchain_are_captured_through_the_sdks_they_call(
     ] * 2
     assert figures(requests) == received(server)
     assert all(request.tokens for request in requests)
+
+
+def test_without_botocore_the_rest_of_capture_works(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "botocore", None)  # as if it were not installed
+    client = anthropic.Anthropic(base_url=server.url, api_key="sk-local", max_retries=0)
+    with Capture() as capture:
+        assert not capture_botocore.available() and not capture_botocore.wrapped()
+        client.messages.create(
+            model="claude-sonnet-5", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        )
+    assert [request.api for request in captured(capture)] == ["anthropic.messages"]
+
+
+def test_other_aws_requests_are_left_alone(server: Server) -> None:
+    with Capture() as capture:
+        client = _boto3_client(server)
+        assert client.meta.events  # watched: its before-send sees this request too
+        sts = boto3.client("sts", region_name="us-east-1", endpoint_url=server.url)
+        with pytest.raises(ResponseParserError):  # the local server speaks no STS
+            sts.get_caller_identity()
+    assert captured(capture) == []
