@@ -40,6 +40,7 @@ from pytest_toll.calls.providers import (
     GEMINI,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
+    UNSCALED_GEMINI,
     VERTEX_ANTHROPIC,
     WireCall,
     read_call,
@@ -255,6 +256,8 @@ def _measured(request: MeasuredRequest, call: WireCall, catalogue: Catalogue) ->
     notes = list(call.notes)
     try:
         model = _model(call, catalogue, notes)
+        if request.api == GEMINI and not model.scale.measured:
+            notes.append(UNSCALED_GEMINI)
         report = measure(model, call.system, call.messages, call.tools, catalogue=catalogue)
         cache = NO_MARKS
         if request.api in _CACHING_APIS:

@@ -18,7 +18,8 @@ regional endpoint still matches), then read by the body's shape:
 - Gemini, ``…/models/<id>:generateContent`` and ``:streamGenerateContent`` (the Gemini API
   and Vertex AI): ``systemInstruction``, ``contents`` and ``tools[].functionDeclarations``
   are the parts. Gemini's tokenizer is not o200k and no ratio to it has been measured, so
-  its figures are o200k, unscaled, and a note on each request says so.
+  its figures are o200k, unscaled, and a note on each request says so (unless toll.yaml's
+  ``models:`` gives the model a measured scale).
 
 Model ids in a path are mapped to the catalogue's names: a Bedrock id loses its region
 prefix (``us.``), its ``anthropic.`` vendor prefix and its ``-v1:0`` version, an ARN its
@@ -145,7 +146,6 @@ def read_call(api: str, path: str, body: Mapping[str, Any]) -> WireCall | None:
         return WireCall(model, name, None, stream, system, messages, tools, notes)
     if api == GEMINI:
         system, messages, tools, notes = gemini_parts(body)
-        notes.append(UNSCALED_GEMINI)
         return WireCall(model, name, _PROVIDER[api], stream, system, messages, tools, notes)
     system, messages, tools, notes = _messages_parts(ANTHROPIC_MESSAGES, body)
     return WireCall(model, name, _PROVIDER[api], stream, system, messages, tools, notes)

@@ -32,6 +32,7 @@ from pytest_toll.calls.capture import (
 )
 from pytest_toll.calls.providers import UNSCALED_GEMINI, catalogue_name
 from pytest_toll.capture_hook import Capture, active_captures, patched
+from pytest_toll.core.models import load_models
 from tests.capture.llm_server import REPLY, Server, serving
 
 SYSTEM = "You are the notes assistant. Search the notes before you answer."
@@ -351,3 +352,18 @@ def test_other_aws_requests_are_left_alone(server: Server) -> None:
         with pytest.raises(ResponseParserError):  # the local server speaks no STS
             sts.get_caller_identity()
     assert captured(capture) == []
+
+
+def test_a_gemini_model_given_a_measured_scale_is_scaled_and_not_labelled_unscaled() -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": QUESTION}]}]}
+    sent = [
+        SentRequest(
+            GEMINI, "h", "/v1beta/models/gemini-2.5-pro:generateContent", json.dumps(body).encode()
+        )
+    ]
+    [plain] = measure_sent(sent).requests
+    assert UNSCALED_GEMINI in plain.notes and plain.as_dict()["scaled"] is None
+    catalogue = load_models({"gemini-2.5-pro": {"scale": 1.25}})
+    [scaled] = measure_sent(sent, catalogue).requests
+    assert UNSCALED_GEMINI not in scaled.notes
+    assert scaled.as_dict()["scaled_method"] == "o200k×1.25"
