@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 STATE_KEY: pytest.StashKey[TollState] = pytest.StashKey()
 METER_KEY: pytest.StashKey[Toll] = pytest.StashKey()
 BUDGET_KEY: pytest.StashKey[int | None] = pytest.StashKey()
+#: ``toll(run_budget=N)``: the budget of the sum of the requests a test captured.
+RUN_BUDGET_KEY: pytest.StashKey[int | None] = pytest.StashKey()
 #: Set (True) only on a test marked ``toll(capture=True)``.
 CAPTURE_KEY: pytest.StashKey[bool] = pytest.StashKey()
 MARKER_ERROR_KEY: pytest.StashKey[str] = pytest.StashKey()

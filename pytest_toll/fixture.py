@@ -4,6 +4,8 @@ Every measurement adds a record (name, kind, tokens, method); the test's total i
 of its records, judged after the test body against ``@pytest.mark.toll(budget=N)`` and the
 ledger's ``tests:`` entry. Requests captured while the test ran (``toll(capture=True)``, or
 ``with toll.capture():``) add one record: the largest of them, the context one call carries.
+Their sum, what the whole run sent, is graded on its own by ``run_budget`` and its ledger
+pin ``run_pin`` (see :meth:`Toll.capture`).
 This module does not import pytest: the plugin wraps it.
 """
 
@@ -63,7 +65,14 @@ class Toll:
     records: list[Record] = field(default_factory=list)
     #: The LLM requests the code under test sent while capturing (see :meth:`capture`).
     capturing: Capture = field(default_factory=Capture)
-    _captured: CaptureReport | None = field(default=None, init=False, repr=False)
+    #: Budgets given to ``toll.capture(budget=…, run_budget=…)`` (the lowest applies, with
+    #: the marker's): of the test's total, and of the sum of every captured request.
+    budget: int | None = None
+    run_budget: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.capturing.catalogue is None:
+            self.capturing.catalogue = self.catalogue
 
     @property
     def total(self) -> int:
@@ -141,19 +150,22 @@ class Toll:
         self._record(name or "transcripts", "transcripts", int(report.ok_tokens), O200K)
         return report
 
-    def capture(self) -> Capture:
+    def capture(self, *, budget: int | None = None, run_budget: int | None = None) -> Capture:
         """Record the LLM requests sent inside ``with toll.capture():`` (httpx, sync and
-        async; Anthropic Messages, OpenAI Chat Completions and Responses). At the end of the
-        test the largest of them is recorded as ``largest captured request``; every request
-        shows in the report. Inside ``toll(capture=True)`` it is already on (no double count).
+        async, and boto3 clients; the APIs of :mod:`pytest_toll.calls.providers`). At the
+        end of the test the largest of them is recorded as ``largest captured request``;
+        every request shows in the report. Inside ``toll(capture=True)`` it is already on
+        (no double count). ``budget`` grades the test's total (the largest request, when
+        that is all it measures), ``run_budget`` the sum of every request it sent; with the
+        marker's, the lower of each applies.
         """
+        self.budget = _lower(self.budget, _budget(budget, "budget"))
+        self.run_budget = _lower(self.run_budget, _budget(run_budget, "run_budget"))
         return self.capturing
 
     def captured(self) -> CaptureReport:
         """The requests captured so far, measured (the model from each body)."""
-        if self._captured is None or len(self._captured.requests) != len(self.capturing.sent):
-            self._captured = self.capturing.measure(self.catalogue)
-        return self._captured
+        return self.capturing.measure()
 
     def finish_capture(self) -> CaptureReport | None:
         """Stop capturing and record the largest request judged; None when never captured."""
@@ -166,6 +178,21 @@ class Toll:
         if largest is not None and largest.tokens is not None and not recorded:
             self._record("largest captured request", CAPTURE_KIND, largest.tokens, O200K)
         return report
+
+
+def _budget(value: object, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(
+            f"toll.capture({name}=…): must be a whole number of tokens >= 0, not {value!r}"
+        )
+    return value
+
+
+def _lower(first: int | None, second: int | None) -> int | None:
+    given = [value for value in (first, second) if value is not None]
+    return min(given) if given else None
 
 
 SERVER_KEYS = frozenset({"command", "url", "tools_file"})

@@ -28,6 +28,7 @@ from pytest_toll._keys import (
     REQUEST_PROPERTY,
     RESULT_KEY,
     RESULT_PROPERTY,
+    RUN_BUDGET_KEY,
     STATE_KEY,
     TOKENS_PROPERTY,
     require_state,
@@ -35,7 +36,7 @@ from pytest_toll._keys import (
 )
 from pytest_toll.calls.capture import CaptureReport
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.kinds import KINDS, TESTS_KIND, Kind
+from pytest_toll.core.kinds import KINDS, RUN_PIN, TESTS_KIND, Kind
 from pytest_toll.fixture import Toll
 from pytest_toll.gate.kinds import measurer_of
 from pytest_toll.gate.measurement import EntryMeasurement
@@ -149,7 +150,7 @@ class LedgerItem(JudgedItem):
 
 
 def read_markers(items: Iterable[pytest.Item], *, worker: bool) -> None:
-    """Check every ``@pytest.mark.toll`` and keep its budget and capture on the item.
+    """Check every ``@pytest.mark.toll`` and keep its budgets and capture on the item.
 
     Read once, at collection, so a bad value stops the run before anything executes. An
     xdist worker cannot stop the session cleanly (the controller reports a crash): there
@@ -161,6 +162,7 @@ def read_markers(items: Iterable[pytest.Item], *, worker: bool) -> None:
             continue
         try:
             item.stash[BUDGET_KEY] = marker_budget(item, marker)
+            item.stash[RUN_BUDGET_KEY] = marker_budget(item, marker, "run_budget")
             if marker_capture(item, marker):
                 item.stash[CAPTURE_KEY] = True
         except pytest.UsageError as error:
@@ -169,19 +171,19 @@ def read_markers(items: Iterable[pytest.Item], *, worker: bool) -> None:
             item.stash[MARKER_ERROR_KEY] = str(error)
 
 
-def marker_budget(item: pytest.Item, marker: pytest.Mark) -> int | None:
+def marker_budget(item: pytest.Item, marker: pytest.Mark, name: str = "budget") -> int | None:
     where = f"{item.nodeid}: @pytest.mark.toll"
     if marker.args:
         raise pytest.UsageError(f"{where}: give the budget by name, toll(budget=N)")
-    unknown = sorted(set(marker.kwargs) - {"budget", "capture"})
+    unknown = sorted(set(marker.kwargs) - {"budget", "run_budget", "capture"})
     if unknown:
         raise pytest.UsageError(f"{where}: unknown argument {', '.join(unknown)}")
-    budget = marker.kwargs.get("budget")
+    budget = marker.kwargs.get(name)
     if budget is None:
         return None
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise pytest.UsageError(
-            f"{where}(budget=…): must be a whole number of tokens >= 0, not {budget!r}"
+            f"{where}({name}=…): must be a whole number of tokens >= 0, not {budget!r}"
         )
     return budget
 
@@ -228,13 +230,18 @@ def judged_call(
 def judge_test(
     item: pytest.Item, meter: Toll | None, budget: int | None, *, errored: bool
 ) -> EntryResult | None:
-    """Judge a test's measured total; None when there is nothing to judge it against."""
+    """Judge a test's measured total (and, when it captured, the sum of its requests against
+    ``run_budget`` and ``run_pin``); None when there is nothing to judge it against."""
     state = item.config.stash.get(STATE_KEY, None)
     nodeid = item.nodeid
     entry: dict[str, Any] = {}
     if state is not None:
         entry = state.ledger.section(TESTS_KIND.name).get(nodeid) or {}
     captured = meter.finish_capture() if meter is not None else None
+    budget = _lowest(budget, meter.budget if meter is not None else None)
+    run_budget = _lowest(
+        item.stash.get(RUN_BUDGET_KEY, None), meter.run_budget if meter is not None else None
+    )
     if captured is not None:
         item.user_properties.extend(
             (REQUEST_PROPERTY, request_line(request.as_dict())) for request in captured.requests
@@ -248,7 +255,13 @@ def judge_test(
         # Without --toll only the marker's budget is judged (no ledger), but JUnit XML still
         # shows what the test measured.
         item.user_properties.append((TOKENS_PROPERTY, meter.total))
-    if (errored or not measured) and budget is None and not entry and not capture_error:
+    if run_budget is not None and captured is None and not capture_error:
+        capture_error = (
+            "marked toll(run_budget=…) but captured nothing: the run budget grades the "
+            "requests a test captures (toll(capture=True) or toll.capture())"
+        )
+    gated = budget is not None or run_budget is not None
+    if (errored or not measured) and not gated and not entry and not capture_error:
         # A failing or non-measuring test with no budget and no pin: nothing to judge.
         return None
     sent_nothing = captured is not None and not captured.requests and not capture_error
@@ -263,11 +276,12 @@ def judge_test(
     elif capture_error:
         error = capture_error
     elif meter is None or not meter.records:
-        gate = "marked toll(budget=…)" if budget is not None else "pinned in the ledger"
+        gate = "marked toll(budget=…)" if gated else "pinned in the ledger"
         how = "capture its requests" if captured is not None else "measure with the toll fixture"
         error = f"{gate} but measured nothing: {how}"
     else:
-        measurement = EntryMeasurement(meter.total, meter.method, meter.parts())
+        run = {RUN_PIN: captured.total} if captured is not None and captured.judged else {}
+        measurement = EntryMeasurement(meter.total, meter.method, meter.parts(), other_pins=run)
     result = judge(
         kind=TESTS_KIND.name,
         name=nodeid,
@@ -278,6 +292,7 @@ def judge_test(
         policy=state.policy if state is not None else Policy(),
         error=error,
         extra_budget=budget,
+        extra_other_budgets={RUN_PIN: run_budget},
     )
     if captured is not None:
         result.capture = captured.as_dict()
@@ -288,8 +303,14 @@ def judge_test(
 
 NOTHING_CAPTURED = (
     "asked to capture LLM requests but captured none (Anthropic Messages, OpenAI Chat "
-    "Completions or Responses, sent through httpx while the test ran)"
+    "Completions or Responses, Bedrock, Vertex or Gemini, sent through httpx or a boto3 "
+    "client while the test ran)"
 )
+
+
+def _lowest(*budgets: int | None) -> int | None:
+    given = [budget for budget in budgets if budget is not None]
+    return min(given) if given else None
 
 
 def _capture_error(captured: CaptureReport | None, *, strict: bool) -> str:

@@ -24,6 +24,7 @@ from pytest_toll._keys import (
     METER_KEY,
     REPORT_ATTRIBUTE,
     RESULT_KEY,
+    RUN_BUDGET_KEY,
     STATE_KEY,
     require_state,
 )
@@ -124,8 +125,9 @@ def _implying_options() -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "toll(budget=N, capture=False): fail the test when the tokens it measures with the toll "
-        "fixture exceed N; capture=True measures the LLM requests the test sends (the largest)",
+        "toll(budget=N, run_budget=M, capture=False): fail the test when the tokens it measures "
+        "with the toll fixture exceed N; capture=True measures the LLM requests the test sends "
+        "(budget grades the largest, run_budget the sum of them all)",
     )
     if config.option.help:
         return
@@ -274,7 +276,8 @@ def _meter(item: pytest.Item) -> Toll:
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     budget = item.stash.get(BUDGET_KEY, None)
     meter = item.stash.get(METER_KEY, None)
-    if meter is None and budget is None and CAPTURE_KEY not in item.stash:
+    run_budget = item.stash.get(RUN_BUDGET_KEY, None)
+    if meter is None and budget is None and run_budget is None and CAPTURE_KEY not in item.stash:
         if MARKER_ERROR_KEY in item.stash:
             pytest.fail(item.stash[MARKER_ERROR_KEY], pytrace=False)
         return (yield)

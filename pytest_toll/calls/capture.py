@@ -1,57 +1,76 @@
-"""LLM requests captured while a test ran: recognised by path, measured like a request body.
+"""LLM requests captured while a test ran: read by API, measured like a request body.
 
 The pytest adapter's hook (:mod:`pytest_toll.capture_hook`) hands over what was sent as a
-:class:`SentRequest` (the endpoint and the body bytes, never a header); this module decides
-which API the request speaks, reads its body and measures it with :func:`measure` exactly as
-``toll measure --messages body.json`` measures a request body: parts messages, system,
-skills and tools, o200k (what budgets grade) and the model's scaled figure, USD when the
-model is priced. The model is the body's own ``model``.
+:class:`SentRequest` (the endpoint and the body bytes, never a header); this module reads
+the body as the call it makes (:mod:`pytest_toll.calls.providers`: which APIs, and how each
+body's parts are found) and measures it with :func:`measure` exactly as ``toll measure
+--messages body.json`` measures a request body: parts messages, system, skills and tools,
+o200k (what budgets grade) and the model's scaled figure, USD when the model is priced.
 
-Three APIs are recognised, by the end of the path (so a gateway's prefix or an Azure
-deployment path still matches) and then by the body's shape:
+What is kept of a request is its measurement, never its body: a run of many large requests
+holds a few hundred bytes per request (:meth:`CaptureReport.as_dict` is all of it).
 
-- Anthropic Messages, ``…/v1/messages`` (``…/v1/messages/count_tokens`` is not a request
-  to the model and is left alone);
-- OpenAI Chat Completions, ``…/chat/completions``;
-- OpenAI Responses, ``…/v1/responses`` (``instructions`` is the system part, ``input`` the
-  messages).
+A body that cannot be read or measured (not JSON, nested past the depth limit, a shape the
+API does not have) is a request that "could not judge", with the reason, never a request
+dropped. Built-in tools a provider runs itself (web search, code execution) have no
+definition in the body to count: they are left out and a note says so.
 
-A body that cannot be read or measured is a request that "could not judge", with the
-reason, never a request dropped. Built-in tools a provider runs itself (web search, code
-execution) have no definition in the body to count: they are left out and a note says so.
+The run: ``largest`` is what ``budget`` grades, ``sum`` (the o200k totals of every request
+added up) what ``run_budget`` grades. Of the sum, ``new`` is what each request adds over the
+one before it (``max(tokens[i] - tokens[i-1], 0)``, the first request counting whole) and
+``resent`` the rest, ``sum - new``: in an agent loop that resends its history every turn,
+the history paid again. For one growing conversation ``new`` is the last request's size; it
+assumes each request extends the previous one, so for unrelated requests it is an upper
+bound on what was really resent.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pytest_toll.calls.caching import NO_MARKS, CachedRequest, CacheMarks, cache_marks, run_cost
 from pytest_toll.calls.measuring import PARTS, CallReport, measure
+from pytest_toll.calls.providers import (
+    ANTHROPIC_MESSAGES,
+    APIS,
+    BEDROCK_CONVERSE,
+    BEDROCK_INVOKE,
+    GEMINI,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    UNSCALED_GEMINI,
+    VERTEX_ANTHROPIC,
+    WireCall,
+    read_call,
+    recognise,
+    responses_messages,
+)
 from pytest_toll.core.errors import CouldNotJudge, UsageError, describe_type
 from pytest_toll.core.models import Catalogue, Model, load_models
+from pytest_toll.core.textio import TooDeep, load_json
 from pytest_toll.core.tokens import O200K
 
-ANTHROPIC_MESSAGES = "anthropic.messages"
-OPENAI_CHAT = "openai.chat_completions"
-OPENAI_RESPONSES = "openai.responses"
-APIS = (ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES)
-_PROVIDER = {ANTHROPIC_MESSAGES: "anthropic", OPENAI_CHAT: "openai", OPENAI_RESPONSES: "openai"}
-
-
-def recognise(method: str, path: str) -> str | None:
-    """The API a request speaks, from its method and URL path; None for any other request."""
-    if method != "POST":
-        return None
-    path = path.rstrip("/")
-    if path.endswith("/v1/messages"):
-        return ANTHROPIC_MESSAGES
-    if path.endswith("/chat/completions"):
-        return OPENAI_CHAT
-    if path.endswith(("/v1/responses", "/openai/responses")):
-        return OPENAI_RESPONSES
-    return None
+__all__ = [
+    "ANTHROPIC_MESSAGES",
+    "APIS",
+    "BEDROCK_CONVERSE",
+    "BEDROCK_INVOKE",
+    "GEMINI",
+    "OPENAI_CHAT",
+    "OPENAI_RESPONSES",
+    "VERTEX_ANTHROPIC",
+    "CaptureReport",
+    "MeasuredRequest",
+    "SentRequest",
+    "measure_request",
+    "measure_sent",
+    "recognise",
+    "responses_messages",
+]
+#: The APIs whose bodies can mark prompt-caching breakpoints (Anthropic-shaped bodies).
+_CACHING_APIS = (ANTHROPIC_MESSAGES, BEDROCK_INVOKE, BEDROCK_CONVERSE, VERTEX_ANTHROPIC)
 
 
 @dataclass(frozen=True)
@@ -81,6 +100,10 @@ class MeasuredRequest:
     report: CallReport | None = None
     error: str = ""
     notes: tuple[str, ...] = ()
+    #: Its cacheable prefixes (``cache_control`` breakpoints), as digests and figures.
+    cache: CacheMarks = NO_MARKS
+    #: The catalogue row it was priced with (for the run's cache estimate).
+    priced_as: Model | None = None
 
     @property
     def tokens(self) -> int | None:
@@ -109,6 +132,10 @@ class MeasuredRequest:
             data["scaled"] = report.total.scaled
             data["scaled_method"] = report.scaled_method
             data["cost_usd"] = report.as_dict()["total"].get("cost_usd")
+            points = self.cache.breakpoints
+            if points:
+                data["cache_breakpoints"] = len(points)
+                data["cacheable_prefix"] = max(point.tokens for point in points)
         else:
             data["error"] = self.error
         data["notes"] = [*self.notes, *(report.notes if report is not None else ())]
@@ -117,7 +144,7 @@ class MeasuredRequest:
 
 @dataclass(frozen=True)
 class CaptureReport:
-    """Every request a test sent while capturing, and the figure its budget grades."""
+    """Every request a test sent while capturing, and the figures its budgets grade."""
 
     requests: tuple[MeasuredRequest, ...] = ()
 
@@ -137,148 +164,123 @@ class CaptureReport:
 
     @property
     def total(self) -> int:
+        """The run: the o200k totals of every judged request added up (what run_budget grades)."""
         return sum(request.tokens or 0 for request in self.judged)
+
+    def added(self) -> dict[int, int]:
+        """What each judged request adds over the one judged before it, by request number:
+        the run's growth turn by turn (see the module's text)."""
+        added: dict[int, int] = {}
+        previous = 0
+        for request in self.judged:
+            tokens = request.tokens or 0
+            added[request.number] = max(tokens - previous, 0)
+            previous = tokens
+        return added
+
+    @property
+    def new(self) -> int:
+        """The sum of what each request adds over the one before it."""
+        return sum(self.added().values())
+
+    def cache_estimate(self) -> dict[str, Any] | None:
+        """The run's cost with prompt caching beside it without (an estimate), when any
+        request marks a breakpoint; see :mod:`pytest_toll.calls.caching`."""
+        priced = [
+            CachedRequest(request.priced_as, request.report.total.billed, request.cache)
+            for request in self.judged
+            if request.priced_as is not None and request.report is not None
+        ]
+        return run_cost(priced)
 
     def as_dict(self) -> dict[str, Any]:
         largest = self.largest
-        return {
+        total, new = self.total, self.new
+        data: dict[str, Any] = {
             "count": len(self.requests),
             "largest": None if largest is None else largest.tokens,
             "largest_number": None if largest is None else largest.number,
-            "sum": self.total,
+            "sum": total,
+            "new": new,
+            "resent": total - new,
             "could_not_judge": len(self.unjudged),
             "requests": [request.as_dict() for request in self.requests],
         }
+        added = self.added()
+        for shown in data["requests"]:
+            if shown["number"] in added:
+                shown["new"] = added[shown["number"]]
+        cache = self.cache_estimate()
+        if cache is not None:
+            data["cache"] = cache
+        return data
 
 
 def measure_sent(sent: Sequence[SentRequest], catalogue: Catalogue | None = None) -> CaptureReport:
-    """Measure every captured request, numbered from 1 in the order they were sent."""
+    """Measure every captured request, numbered from 1 in the order they were sent; a
+    request that is not a call measured here (see :func:`measure_request`) is left out."""
     catalogue = catalogue or load_models()
-    return CaptureReport(
-        tuple(_measure_one(index, request, catalogue) for index, request in enumerate(sent, 1))
-    )
+    measured = (measure_request(request, catalogue) for request in sent)
+    kept = [request for request in measured if request is not None]
+    return CaptureReport(tuple(replace(r, number=n) for n, r in enumerate(kept, 1)))
 
 
-def _measure_one(number: int, sent: SentRequest, catalogue: Catalogue) -> MeasuredRequest:
-    request = MeasuredRequest(number, sent.api, sent.host, sent.path)
+def measure_request(sent: SentRequest, catalogue: Catalogue) -> MeasuredRequest | None:
+    """One request measured (numbered 0: the caller numbers it); None when its body is not
+    a call measured here (a Bedrock InvokeModel body of a non-Anthropic model)."""
+    request = MeasuredRequest(0, sent.api, sent.host, sent.path)
     if sent.body is None:
         return replace(request, error=f"the body could not be read: {sent.read_error}")
     try:
-        body = json.loads(sent.body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        body = load_json(sent.body)
+    except TooDeep as error:
+        return replace(request, error=f"the body {error}")
+    except (ValueError, UnicodeDecodeError) as error:
         return replace(request, error=f"the body is not JSON: {error}")
     if not isinstance(body, dict):
         kind = describe_type(body, "json")
         return replace(request, error=f"the body must be a JSON object, not {kind}")
-    model_name = body.get("model")
-    request = replace(request, stream=body.get("stream") is True)
-    if not isinstance(model_name, str) or not model_name:
-        return replace(request, error="the body names no model")
-    request = replace(request, model=model_name)
     try:
-        system, messages, tools, notes = _parts_of(sent.api, body)
-        model = _model(model_name, _PROVIDER[sent.api], catalogue, notes)
-        report = measure(model, system, messages, tools, catalogue=catalogue)
+        call = read_call(sent.api, sent.path, body)
+    except CouldNotJudge as error:
+        stream = body.get("stream") is True
+        model = body.get("model") if isinstance(body.get("model"), str) else None
+        return replace(request, model=model or None, stream=stream, error=str(error))
+    if call is None:
+        return None
+    return _measured(request, call, catalogue)
+
+
+def _measured(request: MeasuredRequest, call: WireCall, catalogue: Catalogue) -> MeasuredRequest:
+    request = replace(request, model=call.model, stream=call.stream)
+    notes = list(call.notes)
+    try:
+        model = _model(call, catalogue, notes)
+        if request.api == GEMINI and not model.scale.measured:
+            notes.append(UNSCALED_GEMINI)
+        report = measure(model, call.system, call.messages, call.tools, catalogue=catalogue)
+        cache = NO_MARKS
+        if request.api in _CACHING_APIS:
+            cache = cache_marks(model, call.system, call.messages, call.tools, catalogue)
     except (CouldNotJudge, UsageError) as error:
-        return replace(request, error=str(error))
-    return replace(request, report=report, notes=tuple(notes))
+        return replace(request, error=str(error), notes=tuple(notes))
+    except RecursionError:
+        # A body under the JSON depth limit can still nest too deep for a measurer that
+        # recurses (a schema's own nesting): could not judge, never a crashed test.
+        return replace(request, error="the body nests too deep to measure", notes=tuple(notes))
+    return replace(request, report=report, notes=tuple(notes), cache=cache, priced_as=model)
 
 
-def _model(name: str, provider: str, catalogue: Catalogue, notes: list[str]) -> Model:
-    """The catalogue's row for the body's model; a stand-in (no scale, no price) otherwise,
+def _model(call: WireCall, catalogue: Catalogue, notes: list[str]) -> Model:
+    """The catalogue's row for the call's model; a stand-in (no scale, no price) otherwise,
     so a model the catalogue does not know is still measured, and says so."""
-    found = catalogue.find(name)
+    found = catalogue.find(call.catalogue_name)
     if found is not None:
+        if call.catalogue_name != call.model:
+            notes.append(f"{call.model} measured as the catalogue's {found.name}")
         return found
     notes.append(
-        f"{name} is not in the model catalogue: unscaled and unpriced "
+        f"{call.model} is not in the model catalogue: unscaled and unpriced "
         "(add it under models: in toll.yaml)"
     )
-    return Model(name=name, provider=provider)
-
-
-def _parts_of(api: str, body: Mapping[str, Any]) -> tuple[Any, object, object, list[str]]:
-    """``(system, messages, tools, notes)`` of a request body, in the shapes measure() takes."""
-    notes: list[str] = []
-    if api == OPENAI_RESPONSES:
-        system = body.get("instructions")
-        messages: object = responses_messages(body.get("input"))
-    else:
-        if "messages" not in body:
-            raise CouldNotJudge("the body has no 'messages' array")
-        system = body.get("system") if api == ANTHROPIC_MESSAGES else None
-        messages = body["messages"]
-    tools = _defined_tools(body.get("tools"), notes)
-    return system, messages, tools, notes
-
-
-def _defined_tools(tools: object, notes: list[str]) -> object:
-    """The tools the body defines; built-in tools (no schema in the body) are left out."""
-    if not isinstance(tools, list):
-        return tools
-    defined: list[Any] = []
-    built_in: list[str] = []
-    for tool in tools:
-        if (
-            not isinstance(tool, Mapping)
-            or "function" in tool
-            or "input_schema" in tool
-            or tool.get("type") in (None, "function", "custom")
-        ):
-            defined.append(tool)
-        else:
-            built_in.append(str(tool.get("name") or tool.get("type")))
-    if built_in:
-        notes.append(
-            f"built-in tools not counted (the provider defines them): {', '.join(built_in)}"
-        )
-    return defined or None
-
-
-def responses_messages(items: object, where: str = "input") -> list[dict[str, Any]]:
-    """An OpenAI Responses ``input`` as Chat-shaped messages (which measure() reads).
-
-    A string is one user message; items are messages (``role`` + ``content``), function
-    calls (an assistant tool call) and their outputs (a tool message). Other item types
-    are not known here and make the request one that could not be judged.
-    """
-    if items is None:
-        return []
-    if isinstance(items, str):
-        return [{"role": "user", "content": items}]
-    if not isinstance(items, list):
-        raise CouldNotJudge(
-            f"{where}: must be a string or a list of items, not {describe_type(items, 'json')}"
-        )
-    messages: list[dict[str, Any]] = []
-    for index, item in enumerate(items):
-        here = f"{where}[{index}]"
-        if not isinstance(item, Mapping):
-            raise CouldNotJudge(f"{here}: must be an object, not {describe_type(item, 'json')}")
-        kind = item.get("type", "message")
-        if kind == "message":
-            messages.append({"role": item.get("role"), "content": item.get("content")})
-        elif kind == "function_call":
-            call = {"name": item.get("name"), "arguments": item.get("arguments", "{}")}
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [{"id": item.get("call_id", ""), "function": call}],
-                }
-            )
-        elif kind == "function_call_output":
-            output = item.get("output", "")
-            messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": item.get("call_id", ""),
-                    "content": output if isinstance(output, str) else json.dumps(output),
-                }
-            )
-        else:
-            raise CouldNotJudge(
-                f"{here}.type: {kind!r} is not an input item measured here "
-                "(message, function_call, function_call_output)"
-            )
-    return messages
+    return Model(name=call.catalogue_name, provider=call.provider or "unknown")

@@ -30,12 +30,15 @@ Where pins live, per kind:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 KindName = Literal[
     "servers", "skills", "memory", "agents", "commands", "plugins", "calls", "transcripts", "tests"
 ]
+#: A test's pin of the sum of the requests it captured, and that sum's budget.
+RUN_PIN = "run_pin"
+RUN_BUDGET = "run_budget"
 #: A skill's scripts, which the agent runs: their output enters the context, their source not.
 EXECUTED = "executed"
 
@@ -63,6 +66,8 @@ class Kind:
     #: Parts pinned and gated on their own but not in the entry's total (nor its budget):
     #: a skill's ``executed`` scripts, whose source is not loaded.
     parts_outside_total: tuple[str, ...] = ()
+    #: Other pins gated like the total (a rise fails), each with its budget's ledger key.
+    gated_other_pins: Mapping[str, str] = field(default_factory=dict)
     #: Its parts are named by what was measured (files, components), not fixed levels: a
     #: measured part with no pin, beside pinned ones, is growth from zero and is gated.
     open_parts: bool = False
@@ -145,7 +150,7 @@ KINDS: dict[str, Kind] = {
         ),
         Kind("calls", "pin", "parts"),
         Kind("transcripts", None, None, whole_section=True),
-        Kind("tests", "pin", None, python_tests=True),
+        Kind("tests", "pin", None, python_tests=True, gated_other_pins={RUN_PIN: RUN_BUDGET}),
     )
 }
 #: The kind of a test's own measurement (the ``toll`` fixture, ``toll(budget=N)``).

@@ -82,11 +82,13 @@ def judge(
     policy: Policy,
     error: str = "",
     extra_budget: int | None = None,
+    extra_other_budgets: Mapping[str, int | None] | None = None,
 ) -> EntryResult:
     """Judge one measurement (or a failure to measure) against its ledger ``entry``.
 
     ``extra_budget`` is a budget from elsewhere (a test's ``toll(budget=N)`` marker); the
-    lower of it and the ledger's budget applies.
+    lower of it and the ledger's budget applies. ``extra_other_budgets`` does the same for
+    the kind's gated other pins, by pin key (``run_pin``: ``toll(run_budget=N)``).
     """
     pin, part_pins = pins_of(kind, entry)
     gated_parts = KINDS[kind].gated_parts
@@ -106,12 +108,11 @@ def judge(
         for part, value in part_pins.items()
         if part not in measurement.parts
     )
-    others: list[dict[str, Any]] = [
-        {"key": key, "measured": value, "pin": _number(entry.get(key))}
-        for key, value in measurement.other_pins.items()
-    ]
+    others = _other_pins(kind, entry, measurement, extra_other_budgets or {})
     total = measurement.total
-    over_budget = budget is not None and total > budget
+    over_budget = (budget is not None and total > budget) or any(
+        other.get("budget") is not None and other["measured"] > other["budget"] for other in others
+    )
     if gated_parts:
         compared = [
             (part.measured, part.pin)
@@ -135,6 +136,11 @@ def judge(
         regressed = pin is not None and total > pin + policy.tolerance
         improved = pin is not None and total < pin
         unpinned = pin is None
+    gated_others = [other for other in others if "budget" in other and other["pin"] is not None]
+    regressed = regressed or any(
+        other["measured"] > other["pin"] + policy.tolerance for other in gated_others
+    )
+    improved = improved or any(other["measured"] < other["pin"] for other in gated_others)
     outcome: Outcome
     if over_budget:
         outcome = OVER_BUDGET
@@ -172,6 +178,26 @@ def _ratio(value: float) -> str:
     return f"{value:.6f}".rstrip("0").rstrip(".") or "0"
 
 
+def _other_pins(
+    kind: str,
+    entry: Mapping[str, Any],
+    measurement: EntryMeasurement,
+    extra_budgets: Mapping[str, int | None],
+) -> list[dict[str, Any]]:
+    """The entry's other pins as the report lists them; a gated one has its ``budget``
+    (the lower of the ledger's and ``extra_budgets``', or None)."""
+    gated = KINDS[kind].gated_other_pins
+    others: list[dict[str, Any]] = []
+    for key, value in measurement.other_pins.items():
+        other: dict[str, Any] = {"key": key, "measured": value, "pin": _number(entry.get(key))}
+        if key in gated:
+            other["budget"] = _lowest_budget(
+                _int_or_none(entry.get(gated[key])), extra_budgets.get(key)
+            )
+        others.append(other)
+    return others
+
+
 def _message(
     outcome: Outcome,
     total: int,
@@ -184,7 +210,15 @@ def _message(
     failing_rules: list[str],
 ) -> str:
     if outcome == OVER_BUDGET:
-        text = f"{total:,} tok is over the budget of {budget:,} by {total - (budget or 0):,}"
+        over = [
+            f"{other['key']} {other['measured']:,.0f} tok is over its budget of "
+            f"{other['budget']:,} by {other['measured'] - other['budget']:,.0f}"
+            for other in others
+            if other.get("budget") is not None and other["measured"] > other["budget"]
+        ]
+        if budget is not None and total > budget:
+            over.insert(0, f"{total:,} tok is over the budget of {budget:,} by {total - budget:,}")
+        text = "; ".join(over)
     elif outcome == REGRESSED:
         grown = [
             f"{part.name} +{(part.measured or 0) - (part.pin or 0):,} over its pin {part.pin:,}"
@@ -195,6 +229,17 @@ def _message(
             and part.measured > (part.pin or 0)
             and (part.pin is not None or pin is not None)
         ]
+        grown_others = [
+            f"{other['key']} +{other['measured'] - other['pin']:,.0f} over its pin "
+            f"{other['pin']:,.0f}"
+            for other in others
+            if "budget" in other
+            and other["pin"] is not None
+            and other["measured"] > other["pin"] + policy.tolerance
+        ]
+        if grown_others and pin is not None and total > pin + policy.tolerance and not grown:
+            grown.append(f"+{total - pin:,} tok over the pin {pin:,}")
+        grown.extend(grown_others)
         if grown:
             text = f"regressed: {', '.join(grown)}"
         else:
@@ -277,17 +322,18 @@ def plan_entry(result: EntryResult, policy: Policy) -> dict[tuple[str, ...], Any
     updates: dict[tuple[str, ...], Any] = {}
     base = kind.keys(result.name)
     key: tuple[str, ...]
-    for other in result.other_pins:
-        new = _new_value(other["measured"], other["pin"], policy)
-        if new is not None and new != other["pin"]:
-            key = (*base, str(other["key"]))
-            updates[key] = new
+    # The total first: a new entry reads {pin: …, run_pin: …}.
     total_key = kind.total_pin_key
     if total_key is not None:
         value = _new_value(result.measured, result.pin, policy)
         if value is not None and value != result.pin:
             key = (*base, total_key)
             updates[key] = value
+    for other in result.other_pins:
+        new = _new_value(other["measured"], other["pin"], policy)
+        if new is not None and new != other["pin"]:
+            key = (*base, str(other["key"]))
+            updates[key] = new
     part_key = kind.part_pins_key
     if part_key is not None:
         for part in result.parts:
@@ -321,7 +367,11 @@ def plan_update(
         if result.outcome == STALE:
             kind = KINDS[result.kind]
             entry = (ledger_tests or {}).get(result.name)
-            if kind.python_tests and isinstance(entry, Mapping) and set(entry) <= {"pin"}:
+            if (
+                kind.python_tests
+                and isinstance(entry, Mapping)
+                and set(entry) <= {"pin", *kind.gated_other_pins}
+            ):
                 updates[kind.keys(result.name)] = DELETE
             continue
         updates.update(plan_entry(result, policy))

@@ -78,19 +78,31 @@ class CapturedRequestDict(TypedDict, total=False):
     scaled: int | None
     scaled_method: str | None
     cost_usd: float | None
+    cache_breakpoints: int
+    cacheable_prefix: int
+    #: What it adds over the request judged before it (the run's growth turn by turn).
+    new: int
     error: str
     notes: list[str]
 
 
-class CaptureDict(TypedDict):
-    """What a test captured: the graded largest request, the sum and count beside it."""
-
+class _CaptureFields(TypedDict):
     count: int
     largest: int | None
     largest_number: int | None
+    #: What run_budget grades; ``new`` + ``resent`` split it (see pytest_toll.calls.capture).
     sum: int
+    new: int
+    resent: int
     could_not_judge: int
     requests: list[CapturedRequestDict]
+
+
+class CaptureDict(_CaptureFields, total=False):
+    """What a test captured: the graded largest request, the run's sum and count beside it,
+    and, when a request marks cache breakpoints, the caching estimate."""
+
+    cache: dict[str, Any]
 
 
 class EntryDict(_EntryFields, total=False):

@@ -78,7 +78,8 @@ _REQUEST_PARTS = ("messages", "system", "skills", "tools")
 
 
 def capture_line(capture: Mapping[str, Any]) -> str:
-    """What a test captured in a line: the graded largest request, then the sum and count."""
+    """What a test captured in a line: the graded largest request, then the run (the sum,
+    how much of it was resent) and, when requests mark cache breakpoints, the estimate."""
     count = int(capture.get("count", 0))
     if not count:
         return "captured no LLM request"
@@ -90,8 +91,23 @@ def capture_line(capture: Mapping[str, Any]) -> str:
     )
     unjudged = int(capture.get("could_not_judge", 0))
     tail = f", {unjudged} could not judge" if unjudged else ""
+    resent = capture.get("resent")
+    if resent:
+        tail = f", {number(resent)} of it resent{tail}"
     plural = "request" if count == 1 else "requests"
-    return f"{head} (sum {number(capture.get('sum'))} over {count} {plural}{tail})"
+    line = f"{head} (sum {number(capture.get('sum'))} over {count} {plural}{tail})"
+    cache = capture.get("cache")
+    return f"{line}; {cache_text(cache)}" if isinstance(cache, Mapping) else line
+
+
+def cache_text(cache: Mapping[str, Any]) -> str:
+    """The run's caching estimate in a few words, labelled an estimate."""
+    if "cached_usd" not in cache:
+        return f"caching estimate: no USD ({cache.get('reason', '')})"
+    return (
+        f"estimated with prompt caching ${cache['cached_usd']:,.6f} vs "
+        f"${cache['uncached_usd']:,.6f} uncached (an estimate, not a measurement)"
+    )
 
 
 def request_line(request: Mapping[str, Any]) -> str:
@@ -110,7 +126,12 @@ def request_line(request: Mapping[str, Any]) -> str:
     usd = f", ${cost:,.6f}" if cost is not None else ""
     parts = request.get("parts") or {}
     split = ", ".join(f"{name} {parts[name]:,}" for name in _REQUEST_PARTS if name in parts)
-    return f"{where}: {request['tokens']:,} o200k{scaled_text}{usd} ({split})"
+    prefix = request.get("cacheable_prefix")
+    cacheable = f"; cacheable prefix {prefix:,} o200k" if prefix is not None else ""
+    added = request.get("new")
+    # The first request is all new; later ones show what they added to the one before.
+    new = f", +{added:,} new" if added is not None and added != request["tokens"] else ""
+    return f"{where}: {request['tokens']:,} o200k{scaled_text}{usd} ({split}){new}{cacheable}"
 
 
 def capture_lines(entry: EntryDict) -> list[str]:

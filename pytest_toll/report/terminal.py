@@ -130,8 +130,10 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
         # Pins that are not token totals (waste_ratio_pin) have no column of their own.
         for other in entry.other_pins:
             pin = "-" if other["pin"] is None else f"{other['pin']:g}"
+            # A gated one (run_pin) carries its budget: shown when there is one.
+            budget = f", budget {other['budget']:,}" if other.get("budget") is not None else ""
             lines.append(
-                (f"{entry.label}: {other['key']} {pin}, measured {other['measured']:g}", "")
+                (f"{entry.label}: {other['key']} {pin}, measured {other['measured']:g}{budget}", "")
             )
     for entry in report.entries:
         # Memory files a host reads only on demand, or never (past a Codex chain's byte

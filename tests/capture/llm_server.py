@@ -1,6 +1,11 @@
-"""A local stand-in for the Anthropic and OpenAI APIs: real HTTP on 127.0.0.1, their wire
-formats (JSON, and server-sent events when the body asks to stream), every request body kept
-as received so a test can check that capture passed it on byte for byte.
+"""A local stand-in for the LLM APIs: real HTTP on 127.0.0.1, their wire formats, every
+request body kept as received so a test can check what capture measured against it.
+
+Anthropic Messages and OpenAI Chat Completions / Responses (JSON, and server-sent events when
+the body asks to stream); Bedrock InvokeModel and Converse (JSON, and AWS event streams for
+``invoke-with-response-stream`` / ``converse-stream``, the binary framing botocore decodes);
+Vertex AI's Anthropic ``rawPredict`` / ``streamRawPredict``; Gemini ``generateContent`` /
+``streamGenerateContent`` (server-sent events). Nothing checks a signature or a key.
 
 Run as a script (``python llm_server.py``) it prints its base URL and serves until killed:
 the end-to-end tests start it as a process.
@@ -8,9 +13,12 @@ the end-to-end tests start it as a process.
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import sys
 import threading
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -131,6 +139,60 @@ def _response(model: str) -> dict[str, Any]:
     }
 
 
+def _converse(model: str) -> dict[str, Any]:
+    return {
+        "output": {"message": {"role": "assistant", "content": [{"text": REPLY}]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12},
+        "metrics": {"latencyMs": 1},
+    }
+
+
+def _converse_events() -> Iterator[tuple[str, dict[str, Any]]]:
+    yield "messageStart", {"role": "assistant"}
+    yield "contentBlockDelta", {"delta": {"text": REPLY}, "contentBlockIndex": 0}
+    yield "contentBlockStop", {"contentBlockIndex": 0}
+    yield "messageStop", {"stopReason": "end_turn"}
+    usage = {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12}
+    yield "metadata", {"usage": usage, "metrics": {"latencyMs": 1}}
+
+
+def _gemini(model: str) -> dict[str, Any]:
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": REPLY}]},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12},
+        "modelVersion": model,
+    }
+
+
+def event_stream_message(event_type: str, payload: bytes) -> bytes:
+    """One message of the AWS event stream framing (what Bedrock streams): a prelude (total
+    and headers length, their CRC32), string headers, the payload, the message's CRC32."""
+    headers = b""
+    for name, value in (
+        (":event-type", event_type),
+        (":content-type", "application/json"),
+        (":message-type", "event"),
+    ):
+        encoded = value.encode()
+        headers += bytes([len(name)]) + name.encode() + b"\x07"
+        headers += len(encoded).to_bytes(2, "big") + encoded
+    total = 12 + len(headers) + len(payload) + 4
+    prelude = total.to_bytes(4, "big") + len(headers).to_bytes(4, "big")
+    message = prelude + zlib.crc32(prelude).to_bytes(4, "big") + headers + payload
+    return message + zlib.crc32(message).to_bytes(4, "big")
+
+
+_BEDROCK = re.compile(r"/model/(?P<id>[^/]+)/(?P<op>[a-z-]+)$")
+_MODEL_OP = re.compile(r"/models/(?P<id>[^/:]+):(?P<op>[A-Za-z]+)$")
+
+
 class Handler(BaseHTTPRequestHandler):
     server: Server
 
@@ -160,7 +222,7 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         try:
             data = json.loads(body or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to read
             data = {}
         model = str(data.get("model", "unknown")) if isinstance(data, dict) else "unknown"
         stream = isinstance(data, dict) and data.get("stream") is True
@@ -178,8 +240,50 @@ class Handler(BaseHTTPRequestHandler):
                 self._json(200, _chat(model))
         elif path.endswith("/responses"):
             self._json(200, _response(model))
+        elif (found := _BEDROCK.search(path)) is not None:
+            self._bedrock(found["id"], found["op"])
+        elif (found := _MODEL_OP.search(path)) is not None:
+            self._model_op(found["id"], found["op"])
         else:
             self._json(200, {"echo": len(body)})
+
+    def _bedrock(self, model: str, op: str) -> None:
+        if op == "invoke":
+            self._json(200, _anthropic(model))
+        elif op == "invoke-with-response-stream":
+            chunks = (
+                ("chunk", {"bytes": base64.b64encode(json.dumps(event).encode()).decode()})
+                for _, event in _anthropic_events(model)
+            )
+            self._event_stream(chunks)
+        elif op == "converse":
+            self._json(200, _converse(model))
+        elif op == "converse-stream":
+            self._event_stream(_converse_events())
+        else:
+            self._json(404, {"message": f"unknown operation {op}"})
+
+    def _model_op(self, model: str, op: str) -> None:
+        if op == "rawPredict":  # Vertex AI's Anthropic models
+            self._json(200, _anthropic(model))
+        elif op == "streamRawPredict":
+            self._events(_anthropic_events(model))
+        elif op == "generateContent":
+            self._json(200, _gemini(model))
+        elif op == "streamGenerateContent":
+            self._events([(None, _gemini(model))])
+        else:
+            self._json(404, {"error": {"message": f"unknown operation {op}"}})
+
+    def _event_stream(self, events: Any) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/vnd.amazon.eventstream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for name, event in events:
+            self.wfile.write(event_stream_message(name, json.dumps(event).encode()))
+        self.wfile.flush()
+        self.close_connection = True
 
     def _keep(self, body: bytes) -> None:
         log = self.server.log

@@ -1,6 +1,7 @@
 """The capture hook against real HTTP: the official SDK clients, a plain httpx client, respx
 and a vcrpy cassette, pointed at a local server on 127.0.0.1 that speaks the APIs' wire
-formats. What the server receives is compared with what capture saw, byte for byte."""
+formats. What the server received, measured, is compared with what capture measured as it
+was sent (capture keeps measurements, not bodies)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,15 @@ import pytest
 import respx
 import vcr
 
-from pytest_toll.calls.capture import ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES
+from pytest_toll.calls.capture import (
+    ANTHROPIC_MESSAGES,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    MeasuredRequest,
+    SentRequest,
+    measure_sent,
+    recognise,
+)
 from pytest_toll.capture_hook import Capture, active_captures, patched
 from tests.capture.llm_server import REPLY, Server, serving
 
@@ -42,6 +51,28 @@ def nothing_left_patched() -> Iterator[None]:
     assert not patched() and active_captures() == 0
     yield
     assert not patched() and active_captures() == 0
+
+
+def figures(requests: Any) -> list[tuple[object, ...]]:
+    """What a measurement says of each request, leaving out where it went."""
+    return [
+        (r.api, r.model, r.stream, r.tokens, r.as_dict().get("parts"), r.error) for r in requests
+    ]
+
+
+def measured_as_received(server: Server, *paths: str) -> list[tuple[object, ...]]:
+    """The bodies the server received on ``paths``, measured as capture measures them."""
+    sent = [
+        SentRequest(api, "h", path, body)
+        for path in paths
+        for body in server.log.bodies(path)
+        if (api := recognise("POST", path)) is not None
+    ]
+    return figures(measure_sent(sent).requests)
+
+
+def captured(capture: Capture) -> list[MeasuredRequest]:
+    return list(capture.measure().requests)
 
 
 def _anthropic(server: Server) -> anthropic.Anthropic:
@@ -86,8 +117,8 @@ def test_anthropic_sdk_plain_and_streaming(server: Server) -> None:
         )
     assert reply.content[0].type == "text" and reply.content[0].text == REPLY
     assert streamed == REPLY
-    sent = server.log.bodies("/v1/messages")
-    assert [request.body for request in capture.sent] == sent  # byte for byte, count_tokens left
+    # What was sent, measured, is what the server received; count_tokens is left alone.
+    assert figures(captured(capture)) == measured_as_received(server, "/v1/messages")
     report = capture.measure()
     first, second = report.requests
     assert (first.api, first.model, first.stream, second.stream) == (
@@ -126,8 +157,8 @@ def test_openai_sdk_chat_streaming_and_responses(server: Server) -> None:
     assert chat.choices[0].message.content == REPLY
     assert chunks[0].choices[0].delta.content == REPLY
     assert response.output_text == REPLY
-    received = server.log.bodies("/v1/chat/completions") + server.log.bodies("/v1/responses")
-    assert [request.body for request in capture.sent] == received
+    received = measured_as_received(server, "/v1/chat/completions", "/v1/responses")
+    assert figures(captured(capture)) == received
     report = capture.measure()
     assert [request.api for request in report.requests] == [
         OPENAI_CHAT,
@@ -183,7 +214,7 @@ def test_async_clients(server: Server) -> None:
 
     with Capture() as capture:
         assert asyncio.run(agent()) == (REPLY, REPLY)
-    assert [request.api for request in capture.sent] == [ANTHROPIC_MESSAGES, OPENAI_CHAT]
+    assert [request.api for request in captured(capture)] == [ANTHROPIC_MESSAGES, OPENAI_CHAT]
 
 
 def test_a_streaming_request_body_is_sent_as_the_same_bytes(server: Server) -> None:
@@ -203,7 +234,36 @@ def test_a_streaming_request_body_is_sent_as_the_same_bytes(server: Server) -> N
         response = client.post(f"{server.url}/v1/messages", content=pieces())
     assert response.status_code == 200
     assert server.log.bodies("/v1/messages") == [body]
-    assert [request.body for request in capture.sent] == [body]
+    assert figures(captured(capture)) == measured_as_received(server, "/v1/messages")
+
+
+class GeneratorFailed(Exception):
+    """What the code's own body generator raises."""
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_the_codes_own_body_generator_error_reaches_the_code(
+    server: Server, asynchronous: bool
+) -> None:
+    def pieces() -> Iterator[bytes]:
+        yield b'{"model": "claude-sonnet-5",'
+        raise GeneratorFailed("the code's generator broke")
+
+    async def async_pieces() -> Any:
+        yield b'{"model": "claude-sonnet-5",'
+        raise GeneratorFailed("the code's generator broke")
+
+    async def send_async() -> None:
+        async with httpx.AsyncClient() as client:
+            await client.post(f"{server.url}/v1/messages", content=async_pieces())
+
+    with Capture() as capture, pytest.raises(GeneratorFailed, match="generator broke"):
+        if asynchronous:
+            asyncio.run(send_async())
+        else:
+            with httpx.Client() as client:
+                client.post(f"{server.url}/v1/messages", content=pieces())
+    assert captured(capture) == [] and server.log.bodies("/v1/messages") == []
 
 
 def test_other_requests_are_left_alone(server: Server) -> None:
@@ -211,7 +271,7 @@ def test_other_requests_are_left_alone(server: Server) -> None:
         assert client.get(f"{server.url}/health").json() == {"ok": True}
         assert client.post(f"{server.url}/v1/embeddings", content=b"\x00raw").json() == {"echo": 4}
         assert client.get(f"{server.url}/v1/messages").status_code == 200  # not a POST
-    assert capture.sent == []
+    assert captured(capture) == []
     assert [entry.body for entry in server.log.received] == [b"", b"\x00raw", b""]
 
 
@@ -233,8 +293,10 @@ def test_a_mock_transport_fake_endpoint_is_captured() -> None:
     body = {"model": "gpt-6.2-sol", "messages": [{"role": "user", "content": "hello"}]}
     with Capture() as capture, httpx.Client(transport=httpx.MockTransport(endpoint)) as client:
         response = client.post("https://api.openai.com/v1/chat/completions", json=body)
-    assert response.json()["seen"] == len(capture.sent[0].body or b"")
-    assert capture.sent[0].host == "api.openai.com"
+    [request] = captured(capture)
+    assert response.json()["seen"] == len(json.dumps(body, separators=(",", ":")))
+    assert request.host == "api.openai.com" and request.model == "gpt-6.2-sol"
+    assert request.tokens is not None
 
 
 @pytest.mark.parametrize("capture_first", [True, False])
@@ -258,9 +320,13 @@ def test_respx_routes_compose_with_capture(capture_first: bool, using: str) -> N
         assert route.called  # respx forgets its calls when it stops
         assert json.loads(route.calls.last.request.content) == body
     assert response.json() == {"mocked": True}
-    [sent] = capture.sent
+    [sent] = captured(capture)
     assert (sent.host, sent.path) == ("api.anthropic.com", "/v1/messages")  # no query string
-    assert json.loads(sent.body or b"") == body
+    assert figures([sent]) == figures(
+        measure_sent(
+            [SentRequest(ANTHROPIC_MESSAGES, "h", "/v1/messages", json.dumps(body).encode())]
+        ).requests
+    )
 
 
 def test_a_vcr_cassette_replays_under_capture(tmp_path: Path) -> None:
@@ -275,7 +341,5 @@ def test_a_vcr_cassette_replays_under_capture(tmp_path: Path) -> None:
         client = anthropic.Anthropic(base_url=base, api_key=SECRET, max_retries=0)
         replayed = run_agent(client, "What is in the notes?", turns=2)
     assert replayed == recorded == [REPLY, REPLY] and played.play_count == 2
-    assert [request.body for request in replaying.sent] == [
-        request.body for request in recording.sent
-    ]
+    assert figures(captured(replaying)) == figures(captured(recording))
     assert SECRET not in Path(cassette).read_text()

@@ -146,7 +146,7 @@ def test_capture_grades_the_largest_request_and_shows_each(project: pytest.Pytes
     result.stdout.fnmatch_lines(
         [
             "*test_sends_nothing: asked to capture LLM requests but captured none*",
-            "tests::test_agent.py::test_agent: largest request #3: * o200k (sum * over 3 requests)",
+            "tests::test_agent.py::test_agent: largest request #3: * o200k (sum * over 3 requests, * of it resent)",
             "  #1 anthropic.messages claude-sonnet-5 127.0.0.1:*/v1/messages: * o200k, "
             "* o200k×1.80, $* (messages *, system *, skills 0, tools *)",
         ]
@@ -172,11 +172,14 @@ def test_strict_fails_a_test_that_captured_nothing(project: pytest.Pytester) -> 
     result.stdout.fnmatch_lines(["*captured none*--toll-strict fails it*"])
 
 
-def test_the_ledger_pins_the_largest_request(project: pytest.Pytester) -> None:
+def test_the_ledger_pins_the_largest_request_and_the_sum(project: pytest.Pytester) -> None:
     _run(project, "--toll-update", "test_agent.py::test_agent").assert_outcomes(passed=1)
     ledger = (project.path / "toll.yaml").read_text()
-    pinned = _entries(project)["test_agent"]["measured"]
-    assert ledger == f"version: 1\ntests:\n  test_agent.py::test_agent: {{pin: {pinned}}}\n"
+    agent = _entries(project)["test_agent"]
+    pinned, capture = agent["measured"], agent["capture"]
+    assert isinstance(capture, dict)
+    expected = f"test_agent.py::test_agent: {{pin: {pinned}, run_pin: {capture['sum']}}}"
+    assert ledger == f"version: 1\ntests:\n  {expected}\n"
     again = _run(project, "test_agent.py::test_agent")
     again.assert_outcomes(passed=1)
     assert _entries(project)["test_agent"]["outcome"] == "passed"

@@ -100,7 +100,7 @@ def ask(client: httpx.Client, messages: list[dict[str, Any]]) -> list[dict[str, 
         messages.append({"role": "user", "content": results})
 
 
-@pytest.mark.toll(budget=600, capture=True)
+@pytest.mark.toll(budget=600, run_budget=1500, capture=True)
 def test_the_agent_loop_stays_within_its_budget(model_url: str) -> None:
     headers = {"x-api-key": "sk-demo-never-recorded"}
     with httpx.Client(base_url=model_url, headers=headers) as client:
