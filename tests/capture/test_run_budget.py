@@ -176,7 +176,12 @@ def test_update_pins_the_sum_and_a_rise_of_the_sum_alone_fails(
     result.assert_outcomes(failed=1)
     regressed = _entries(project)["test_same_request"]
     assert regressed["outcome"] == "regressed" and regressed["measured"] == largest
-    assert regressed["message"] == f"regressed: run_pin +{largest:,} over its pin {total:,}"
+    # Under --toll-update the message also says how to accept the rise.
+    assert regressed["message"] == (
+        f"regressed: run_pin +{largest:,} over its pin {total:,} — not raised: --toll-update "
+        "only lowers pins; to accept the increase, run again with --toll-update "
+        "--toll-allow-increase"
+    )
     assert ledger.read_text() == f"version: 1\ntests:\n  {pinned}\n"  # never raised silently
     _run(project, "--toll-update", "--toll-allow-increase", *workers).assert_outcomes(passed=1)
     assert f"run_pin: {4 * largest}}}" in ledger.read_text()
