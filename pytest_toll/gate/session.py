@@ -145,8 +145,18 @@ def ledger_unmeasured_entries(ledger: Ledger, results: Iterable[EntryResult]) ->
     return unmeasured
 
 
-def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionReport:
-    """Build the report; with ``--toll-update``, write the ratchet (controller only).
+#: What an interrupted ``--toll-update`` says in the summary.
+INTERRUPTED_NOTE = (
+    "the run was interrupted: the ledger was not updated (--toll-update writes only after "
+    "a run that was not interrupted)"
+)
+
+
+def finish(
+    state: TollState, *, partial: bool, ledger_name: str, interrupted: bool = False
+) -> SessionReport:
+    """Build the report; with ``--toll-update``, write the ratchet (controller only) unless
+    the run was ``interrupted`` (Ctrl-C, ``pytest.exit``, a worker's KeyboardInterrupt).
 
     Stale entries (a ``tests:`` entry whose test is gone) arrive as results of their own
     items; an entry nothing measured is listed as unmeasured and its pins stay as they are.
@@ -167,7 +177,11 @@ def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionRepor
         shard=None if state.shard is None else state.shard.as_dict(),
     )
     report.pricing = ledger_pricing(report, state.ledger, state.catalogue)
-    if settings.update:
+    if settings.update and interrupted:
+        # An interrupt lands anywhere, even between a test's measurement and its judgement;
+        # what ran is not a run the user chose to ratchet, so no pin moves.
+        state.warnings.append(INTERRUPTED_NOTE)
+    elif settings.update:
         state.ledger_error = write_ratchet(report, state.ledger, settings.policy)
     state.report = report
     return report
