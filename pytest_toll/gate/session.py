@@ -10,7 +10,7 @@ ask for (``report.outputs``) and, on GitHub Actions, the annotations and step su
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,7 +18,7 @@ from pathlib import Path
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.kinds import KINDS, TESTS_KIND
 from pytest_toll.core.models import Catalogue
-from pytest_toll.gate.ledger import Ledger, rewrite_ledger
+from pytest_toll.gate.ledger import Ledger, ledger_from_text, rewrite_ledger
 from pytest_toll.gate.ledger.history import trend
 from pytest_toll.gate.ledger.read import dotted
 from pytest_toll.gate.measurement import EntryContext
@@ -243,6 +243,21 @@ def collected_of(nodeids: Iterable[str], ledger_name: str) -> CollectedDict:
     return {"tests": sorted(tests), "ledger_items": sorted(ledger_items)}
 
 
+def _loads_as_ledger(path: Path) -> Callable[[str], object]:
+    """A check of a rewrite's text by the loader every later run uses: an update built
+    from a forged or broken report must not leave a ledger those runs reject."""
+
+    def check(text: str) -> object:
+        try:
+            return ledger_from_text(text, path, allow_duplicate_decisions=True)
+        except UsageError as error:
+            raise UsageError(
+                f"the new ledger would not load, so it was not written: {error}"
+            ) from None
+
+    return check
+
+
 def write_ratchet(report: SessionReport, ledger: Ledger, policy: Policy) -> str | None:
     """Plan the update of a judged report and rewrite ``ledger`` once (locked, atomic,
     comments kept); returns why it could not be written, or None."""
@@ -255,7 +270,9 @@ def write_ratchet(report: SessionReport, ledger: Ledger, policy: Policy) -> str 
         return None
     try:
         # Re-read under the ledger's lock; ``base`` tells a concurrent run's changes.
-        rewrite = rewrite_ledger(ledger.path, updates, base=ledger.data)
+        rewrite = rewrite_ledger(
+            ledger.path, updates, base=ledger.data, check=_loads_as_ledger(ledger.path)
+        )
     except (UsageError, OSError) as error:
         for entry in report.entries:
             entry.ratchet = None
