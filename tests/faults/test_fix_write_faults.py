@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import stat
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+resource = pytest.importorskip("resource", reason="RLIMIT_FSIZE is POSIX")
 
 TOOLS = [
     {

@@ -222,6 +222,7 @@ def test_shard_indices_are_exactly_one_to_n(
     assert "Traceback" not in said
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and /dev/zero are POSIX")
 def test_only_regular_files_under_the_limit_are_read(tmp_path: Path) -> None:
     (tmp_path / "toll.yaml").write_text(LEDGER, encoding="utf-8")
     fifo = tmp_path / "shard.fifo"
@@ -275,6 +276,7 @@ def test_the_merge_never_writes_a_ledger_that_would_not_load(tmp_path: Path) -> 
     assert path.read_bytes() == before
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 def test_a_fifo_never_hangs_the_merge(tmp_path: Path) -> None:
     fifo = tmp_path / "shard.json"
     os.mkfifo(fifo)
