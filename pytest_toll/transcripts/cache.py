@@ -38,6 +38,8 @@ from pytest_toll.transcripts.outcomes import OUTCOMES
 from pytest_toll.transcripts.report import REPORT_VERSION, ScanReport
 from pytest_toll.transcripts.summary import SUMMARY_VERSION, FileSummary, SegmentFacts
 
+#: The cache's one SQLite file, in :func:`cache_dir`.
+DATABASE_NAME = "transcripts.sqlite"
 #: Bytes at each end of a segment that must be unchanged for its cached facts to be used.
 FINGERPRINT_BYTES = 4096
 
@@ -87,7 +89,7 @@ class SummaryCache:
     """File summaries and segment facts in one SQLite file; a failure is a re-read."""
 
     def __init__(self, directory: Path, notice: Callable[[str], None] | None = None) -> None:
-        self.path = directory / "transcripts.sqlite"
+        self.path = directory / DATABASE_NAME
         self._db: sqlite3.Connection | None = None
         self._dumps, self._loads = _codec()
         try:

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from pytest_toll.cli import main
 from pytest_toll.transcripts import scan as tolls
 from pytest_toll.transcripts.report import ScanReport
+from tests.cli import run_toll
 from tests.transcripts.transcripts_data import FIXTURES, MAIN
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX owners and modes")
@@ -120,6 +121,20 @@ def test_an_untrusted_cache_is_ignored_with_one_notice(
     assert len(notices) == 1, said
     assert str(cache) in notices[0] and "not used" in notices[0]
     assert sorted(p.name for p in cache.iterdir()) == before  # nothing written into it
+
+
+def test_doctor_names_an_untrusted_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "home" / "pytest-toll"
+    cache.parent.mkdir()
+    _world_writable_folder(cache)
+    done = run_toll("doctor", "--json", cwd=tmp_path, env={"XDG_CACHE_HOME": str(cache.parent)})
+    checks = {check["check"]: check for check in json.loads(done.stdout)["checks"]}
+    assert checks["cache folder"]["status"] == "problem"
+    assert "writable by others (mode 777)" in checks["cache folder"]["detail"]
+    cache.chmod(0o700)
+    done = run_toll("doctor", "--json", cwd=tmp_path, env={"XDG_CACHE_HOME": str(cache.parent)})
+    checks = {check["check"]: check for check in json.loads(done.stdout)["checks"]}
+    assert checks["cache folder"]["status"] == "ok"
 
 
 def test_a_new_cache_is_private(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
