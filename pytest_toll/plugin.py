@@ -389,6 +389,7 @@ class TollSession:
         report = finish(
             state,
             partial=_partial(session, exitstatus),
+            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
             ledger_name=ledger_label(state.ledger, self.config.rootpath),
         )
         write_reports(state, report)

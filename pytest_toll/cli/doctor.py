@@ -19,6 +19,7 @@ from pytest_toll.core import selfcheck, tokens
 from pytest_toll.core.errors import UsageError
 from pytest_toll.gate.ledger import load_ledger
 from pytest_toll.gate.settings import ledger_catalogue
+from pytest_toll.transcripts.cache import DATABASE_NAME, untrusted
 from pytest_toll.transcripts.locations import agent_roots, discover
 from pytest_toll.transcripts.readers import ENVIRONMENT_VARIABLE, default_roots
 from pytest_toll.transcripts.scan import cache_dir
@@ -86,7 +87,8 @@ def _cache(_args: argparse.Namespace) -> Check:
     folder = cache_dir()
     probe = folder / f".toll-doctor-{os.getpid()}"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)  # as the scan creates it
         probe.write_text("ok", encoding="utf-8")
         probe.unlink()
     except OSError as error:
@@ -97,7 +99,16 @@ def _cache(_args: argparse.Namespace) -> Check:
             "set XDG_CACHE_HOME to a writable folder, or pass --no-cache to the transcript "
             "verbs (they re-read every file then)",
         )
-    return Check("cache folder", OK, f"{folder} is writable")
+    why = untrusted(folder, folder / DATABASE_NAME)
+    if why is not None:
+        return Check(
+            "cache folder",
+            PROBLEM,
+            f"{folder} {why}: the transcript verbs do not use it",
+            "make it your own and writable by you alone (chmod 700, and 600 for its files), "
+            "or set XDG_CACHE_HOME to a folder that is",
+        )
+    return Check("cache folder", OK, f"{folder} is writable, and by you alone")
 
 
 def _roots(_args: argparse.Namespace) -> Check:

@@ -24,6 +24,7 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import DEFAULT_TIMEOUT
+from pytest_toll.core.textio import write_atomically
 from pytest_toll.core.tokens import O200K, TOKENIZER_NAME, encoding
 from pytest_toll.definitions.fix_edits import (
     SAFE_REWRITES,
@@ -396,7 +397,9 @@ def write_fixed(report: FixReport, path: Path) -> None:
     elements = [dict(tool.raw) if tool.raw else _bare(tool) for tool in report.fixed]
     data: object = {"tools": elements} if report.source_shape == SHAPE_MCP_RESULT else elements
     try:
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        # Whole or not at all: ``--write`` may name its own input, and a full disk must
+        # leave that input as it was, never cut.
+        write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     except OSError as error:
         raise CouldNotJudge(f"{path}: cannot write: {error.strerror or error}") from None
 

@@ -23,6 +23,8 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.kinds import KINDS, TESTS_KIND
+from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES
+from pytest_toll.core.textio import MissingFile, load_json, read_file_bytes
 from pytest_toll.gate.ledger import Ledger
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.gate.ratchet import Policy, judge, stale_result
@@ -32,6 +34,7 @@ from pytest_toll.gate.session import (
     ledger_unmeasured_entries,
     write_ratchet,
 )
+from pytest_toll.gate.shard_checks import check_entries, check_figures
 from pytest_toll.gate.shards import ledger_sha256
 from pytest_toll.report.data import (
     OUTCOME_ERROR,
@@ -72,14 +75,20 @@ class Merged:
 
 
 def load_shard_report(path: Path) -> ShardReport:
-    """Read and validate one shard's report against ``report.schema.json``."""
+    """Read and validate one shard's report against ``report.schema.json`` and the figure
+    rules (:func:`check_figures`). Only a regular file under the input limit is read: a
+    FIFO would hang the merge and ``/dev/zero`` would never end."""
     import jsonschema
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        raw = read_file_bytes(path, MAX_INPUT_FILE_BYTES, limit_name="MAX_INPUT_FILE_BYTES")
+    except MissingFile:
         raise UsageError(f"{path}: no such shard report") from None
-    except (OSError, ValueError) as error:
+    except CouldNotJudge as error:
+        raise UsageError(f"{error} (a shard report is a JSON file)") from None
+    try:
+        data = load_json(raw)
+    except ValueError as error:
         raise UsageError(f"{path}: not a readable JSON report: {error}") from None
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     errors = sorted(
@@ -94,6 +103,7 @@ def load_shard_report(path: Path) -> ShardReport:
             f"{path}: the report says nothing of what it collected (pytest-toll "
             f"{data.get('tool_version')}): run the shards with this pytest-toll"
         )
+    check_figures(str(path), data)
     return ShardReport(str(path), data)
 
 
@@ -124,6 +134,11 @@ def _check_set(shards: Sequence[ShardReport], expected: int | None) -> int:
         raise UsageError(f"--shards {expected}, but the reports are shards of {count}")
     seen: dict[int, str] = {}
     for shard in shards:
+        if not 1 <= shard.index <= count:
+            raise UsageError(
+                f"{shard.source} says it is shard {shard.index} of {count}: shards are "
+                f"numbered 1 to {count}"
+            )
         if shard.index in seen:
             raise UsageError(
                 f"{seen[shard.index]} and {shard.source} are both shard {shard.index}/{count}"
@@ -283,6 +298,8 @@ def merge_shards(
         )
     ledger_name = str(first["ledger"])
     partial = any(bool(shard.data.get("partial")) for shard in shards)
+    for shard in shards:
+        check_entries(shard.source, shard.data, ledger, ledger_name)
     _check_ledger_items(shards)
     collected: set[str] = set()
     for shard in shards:

@@ -10,7 +10,7 @@ ask for (``report.outputs``) and, on GitHub Actions, the annotations and step su
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,7 +18,7 @@ from pathlib import Path
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.kinds import KINDS, TESTS_KIND
 from pytest_toll.core.models import Catalogue
-from pytest_toll.gate.ledger import Ledger, rewrite_ledger
+from pytest_toll.gate.ledger import Ledger, ledger_from_text, rewrite_ledger
 from pytest_toll.gate.ledger.history import trend
 from pytest_toll.gate.ledger.read import dotted
 from pytest_toll.gate.measurement import EntryContext
@@ -145,8 +145,18 @@ def ledger_unmeasured_entries(ledger: Ledger, results: Iterable[EntryResult]) ->
     return unmeasured
 
 
-def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionReport:
-    """Build the report; with ``--toll-update``, write the ratchet (controller only).
+#: What an interrupted ``--toll-update`` says in the summary.
+INTERRUPTED_NOTE = (
+    "the run was interrupted: the ledger was not updated (--toll-update writes only after "
+    "a run that was not interrupted)"
+)
+
+
+def finish(
+    state: TollState, *, partial: bool, ledger_name: str, interrupted: bool = False
+) -> SessionReport:
+    """Build the report; with ``--toll-update``, write the ratchet (controller only) unless
+    the run was ``interrupted`` (Ctrl-C, ``pytest.exit``, a worker's KeyboardInterrupt).
 
     Stale entries (a ``tests:`` entry whose test is gone) arrive as results of their own
     items; an entry nothing measured is listed as unmeasured and its pins stay as they are.
@@ -167,7 +177,11 @@ def finish(state: TollState, *, partial: bool, ledger_name: str) -> SessionRepor
         shard=None if state.shard is None else state.shard.as_dict(),
     )
     report.pricing = ledger_pricing(report, state.ledger, state.catalogue)
-    if settings.update:
+    if settings.update and interrupted:
+        # An interrupt lands anywhere, even between a test's measurement and its judgement;
+        # what ran is not a run the user chose to ratchet, so no pin moves.
+        state.warnings.append(INTERRUPTED_NOTE)
+    elif settings.update:
         state.ledger_error = write_ratchet(report, state.ledger, settings.policy)
     state.report = report
     return report
@@ -229,6 +243,21 @@ def collected_of(nodeids: Iterable[str], ledger_name: str) -> CollectedDict:
     return {"tests": sorted(tests), "ledger_items": sorted(ledger_items)}
 
 
+def _loads_as_ledger(path: Path) -> Callable[[str], object]:
+    """A check of a rewrite's text by the loader every later run uses: an update built
+    from a forged or broken report must not leave a ledger those runs reject."""
+
+    def check(text: str) -> object:
+        try:
+            return ledger_from_text(text, path, allow_duplicate_decisions=True)
+        except UsageError as error:
+            raise UsageError(
+                f"the new ledger would not load, so it was not written: {error}"
+            ) from None
+
+    return check
+
+
 def write_ratchet(report: SessionReport, ledger: Ledger, policy: Policy) -> str | None:
     """Plan the update of a judged report and rewrite ``ledger`` once (locked, atomic,
     comments kept); returns why it could not be written, or None."""
@@ -241,7 +270,9 @@ def write_ratchet(report: SessionReport, ledger: Ledger, policy: Policy) -> str 
         return None
     try:
         # Re-read under the ledger's lock; ``base`` tells a concurrent run's changes.
-        rewrite = rewrite_ledger(ledger.path, updates, base=ledger.data)
+        rewrite = rewrite_ledger(
+            ledger.path, updates, base=ledger.data, check=_loads_as_ledger(ledger.path)
+        )
     except (UsageError, OSError) as error:
         for entry in report.entries:
             entry.ratchet = None

@@ -18,6 +18,9 @@ API_VERSION = "2022-11-28"
 PAGE_SIZE = 100
 #: Environment variables a token is read from, first found wins.
 TOKEN_VARIABLES = ("TOLL_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
+#: Who the Actions token writes as; ``GET /user`` refuses that token with this message.
+ACTIONS_BOT_LOGIN = "github-actions[bot]"
+INTEGRATION_REFUSAL = "Resource not accessible by integration"
 
 
 class GitHubError(Exception):
@@ -108,6 +111,23 @@ class GitHub:
             if len(items) < PAGE_SIZE:
                 return
             page += 1
+
+    # --- who the token is ----------------------------------------------------------------
+
+    def login(self) -> str:
+        """The login the token writes as: ``GET /user``, or the Actions bot for the token
+        that endpoint refuses as an integration's. Any other failure is a GitHubError: an
+        identity that cannot be told is never guessed."""
+        try:
+            user = self.request("GET", "/user")
+        except GitHubError as error:
+            if error.status == 403 and INTEGRATION_REFUSAL in str(error):
+                return ACTIONS_BOT_LOGIN
+            raise
+        login = user.get("login") if isinstance(user, Mapping) else None
+        if not isinstance(login, str) or not login:
+            raise GitHubError("GET /user: the answer names no login")
+        return login
 
     # --- issue comments (a pull request is an issue) ----------------------------------
 

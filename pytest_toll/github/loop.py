@@ -5,7 +5,9 @@ the ratchet pull request and the badge branch. The composite action calls these 
 - **outputs**: ``verdict`` (passed / failed / could-not-judge), ``fixed-cost``,
   ``ledger-changed`` and the report paths, appended to ``$GITHUB_OUTPUT``;
 - **comment**: one comment per pull request and ledger, found again by a hidden marker and
-  updated in place on every push, never a second. A fork's read-only token (or any 401/403/
+  updated in place on every push, never a second — but only a marked comment the token
+  itself wrote (``GET /user``; the Actions token is ``github-actions[bot]``): anyone can copy
+  the marker, and a copy is left alone while a new comment is created. A fork's read-only token (or any 401/403/
   404) skips it with a notice: the gate's verdict stands either way;
 - **ratchet**: when ``--toll-update`` lowered pins, the ledger is committed (without touching
   the checkout) onto ``toll/ratchet``, force-pushed, and its pull request opened or updated;
@@ -156,14 +158,29 @@ def comment_body(markdown: str, key: str) -> str:
 
 
 def sticky_comment(api: GitHub, number: int, body: str) -> tuple[str, int]:
-    """Update the comment carrying ``body``'s marker line, or create it: ``(verb, id)``."""
+    """Update the comment carrying ``body``'s marker line that this token wrote, or create
+    one: ``(verb, id)``. Anyone can write the marker into a comment of their own; editing
+    theirs would publish the report (and whatever they wrote above it) under their name."""
     marker = body.split("\n", 1)[0]
+    login: str | None = None
     for comment in api.comments(number):
-        if str(comment.get("body", "")).startswith(marker):
+        if not str(comment.get("body", "")).startswith(marker):
+            continue
+        if login is None:
+            login = api.login()  # asked once, and only when a marked comment exists
+        if _author(comment) == login.casefold():
             updated = api.update_comment(int(comment["id"]), body)
             return "updated", int(updated.get("id", comment["id"]))
     created = api.create_comment(number, body)
     return "created", int(created["id"])
+
+
+def _author(comment: Mapping[str, Any]) -> str | None:
+    """A comment's author login, case-folded as GitHub compares logins; None when the
+    comment names none (a deleted account), which matches no token."""
+    user = comment.get("user")
+    login = user.get("login") if isinstance(user, Mapping) else None
+    return login.casefold() if isinstance(login, str) and login else None
 
 
 def comment(markdown: Path, key: str, environ: Mapping[str, str], stream: TextIO) -> int:

@@ -8,22 +8,38 @@ segments as before (:func:`~pytest_toll.transcripts.readers.segment_bounds`), an
 whose bytes are still those it was read from — same range, same bytes at both of its ends —
 is served its facts, so an appended-to session re-reads only what was appended (and the
 segment it was appended to). Any cache failure just means a re-read.
+
+The cache is trusted only as far as its owner: its folder and files must belong to the
+current user and be writable by no one else (created 0700 and 0600), or it is not used at all
+(one notice line, every file read again) — another user's rows would be served as this
+user's facts. A row whose data is not exactly the shape this version writes (bad JSON, a
+missing or extra field, a value of the wrong type, an unknown fact) is a miss: that file is
+read again, never a failure.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import json
 import os
 import sqlite3
+import stat
+import sys
+import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.tokens import TOKENIZER_NAME
+from pytest_toll.transcripts.outcomes import OUTCOMES
 from pytest_toll.transcripts.report import REPORT_VERSION, ScanReport
 from pytest_toll.transcripts.summary import SUMMARY_VERSION, FileSummary, SegmentFacts
 
+#: The cache's one SQLite file, in :func:`cache_dir`.
+DATABASE_NAME = "transcripts.sqlite"
 #: Bytes at each end of a segment that must be unchanged for its cached facts to be used.
 FINGERPRINT_BYTES = 4096
 
@@ -72,12 +88,22 @@ def _codec() -> tuple[Callable[[Any], bytes | str], Callable[[bytes | str], Any]
 class SummaryCache:
     """File summaries and segment facts in one SQLite file; a failure is a re-read."""
 
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / "transcripts.sqlite"
+    def __init__(self, directory: Path, notice: Callable[[str], None] | None = None) -> None:
+        self.path = directory / DATABASE_NAME
         self._db: sqlite3.Connection | None = None
         self._dumps, self._loads = _codec()
         try:
-            directory.mkdir(parents=True, exist_ok=True)
+            directory.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                directory.mkdir(mode=0o700)
+            why = untrusted(directory, self.path)
+            if why is not None:
+                _notice_once(directory, f"{why}; not used, every file is read again", notice)
+                return
+            if not self.path.exists():
+                # Created 0600 before SQLite opens it: its journal files take the same mode.
+                flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
+                os.close(os.open(self.path, flags, 0o600))
             self._db = sqlite3.connect(self.path, timeout=10)
             # A write-ahead log, synced at checkpoints only: a commit per batch of files cost
             # a sync each (0.23 s of the parent's time in a 1 GB scan, by cProfile); a crash loses at most
@@ -122,7 +148,7 @@ class SummaryCache:
                 " AND tokenizer=? AND version=?",
                 (path, kind, size, mtime, TOKENIZER_NAME, SUMMARY_VERSION),
             ).fetchone()
-            return None if row is None else FileSummary.from_json(self._loads(row[0]))
+            return None if row is None else _summary(self._loads(row[0]))
         except (sqlite3.Error, ValueError, TypeError, KeyError):
             return None
 
@@ -161,8 +187,10 @@ class SummaryCache:
             ).fetchall()
             found = {}
             for segment, data in rows:
-                facts, lines = self._loads(data)
-                found[segment] = SegmentFacts(facts, lines)
+                facts = _segment(self._loads(data))
+                if not isinstance(segment, str) or facts is None:
+                    return {}  # one bad row: the whole file is read again
+                found[segment] = facts
             return found
         except (sqlite3.Error, ValueError, TypeError):
             return {}
@@ -200,7 +228,7 @@ class SummaryCache:
             return None
         try:
             row = self._db.execute("SELECT data FROM reports WHERE key=?", (key,)).fetchone()
-            return None if row is None else ScanReport.from_json(self._loads(row[0]))
+            return None if row is None else _report(self._loads(row[0]))
         except (sqlite3.Error, ValueError, TypeError, KeyError):
             return None
 
@@ -225,3 +253,144 @@ class SummaryCache:
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
+
+
+# --- whose cache ----------------------------------------------------------------------------
+
+_noticed: set[str] = set()
+
+
+def _notice_once(directory: Path, message: str, notice: Callable[[str], None] | None) -> None:
+    """One line per cache folder and process (a scan opens the cache more than once)."""
+    if str(directory) in _noticed:
+        return
+    _noticed.add(str(directory))
+    line = f"toll: the scan cache {directory} {message}"
+    if notice is not None:
+        notice(line)
+    else:
+        print(line, file=sys.stderr)
+
+
+def untrusted(directory: Path, database: Path) -> str | None:
+    """Why the cache at ``directory`` must not be used, or None: the folder and every file
+    of the database must be this user's own (not a link), writable by no one else."""
+    checks = [(directory, True)]
+    checks += [(Path(f"{database}{suffix}"), False) for suffix in ("", "-wal", "-shm")]
+    for path, is_folder in checks:
+        try:
+            status = os.lstat(path)
+        except FileNotFoundError:
+            if is_folder:
+                return "is missing"
+            continue
+        except OSError as error:
+            return f"cannot be checked ({error.strerror or error})"
+        mode = status.st_mode
+        # "the scan cache DIR is …" or "the scan cache DIR: its transcripts.sqlite is …"
+        subject = "is" if is_folder else f"holds {path.name}, which is"
+        if stat.S_ISLNK(mode):
+            return f"{subject} a symbolic link"
+        if not (stat.S_ISDIR(mode) if is_folder else stat.S_ISREG(mode)):
+            return f"{subject} not a {'folder' if is_folder else 'regular file'}"
+        owner = getattr(os, "getuid", None)
+        if owner is not None and status.st_uid != owner():
+            return f"{subject} another user's (uid {status.st_uid})"
+        if sys.platform != "win32" and mode & 0o022:
+            return f"{subject} writable by others (mode {stat.S_IMODE(mode):o})"
+    return None
+
+
+# --- rows exactly as this version writes them -----------------------------------------------
+
+
+def _conforms(value: Any, kind: Any) -> bool:
+    """Whether decoded JSON ``value`` is of the annotated type ``kind`` (int is never a
+    bool; a dataclass is a mapping of exactly its fields)."""
+    if kind is Any:
+        return True
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind in (str, bool):
+        return isinstance(value, kind)
+    if dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        names = {f.name for f in dataclasses.fields(kind)}
+        return (
+            isinstance(value, dict)
+            and set(value) == names
+            and all(_conforms(value[name], hints[name]) for name in names)
+        )
+    origin, arguments = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, option) for option in arguments)
+    if origin is list:
+        return isinstance(value, list) and all(_conforms(item, arguments[0]) for item in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(
+            _conforms(k, arguments[0]) and _conforms(v, arguments[1]) for k, v in value.items()
+        )
+    return False
+
+
+_TEXT: Any = str
+_OPTIONAL_TEXT: Any = str | None
+_OUTCOME = frozenset(OUTCOMES)
+#: Each fact's fields after its letter (see :mod:`~pytest_toll.transcripts.summary`).
+_FACTS: dict[str, tuple[Any, ...]] = {
+    "C": (_TEXT, _TEXT, _TEXT, _OPTIONAL_TEXT, bool, _OPTIONAL_TEXT, _TEXT),
+    "R": (_TEXT, _TEXT, _OUTCOME, int, int),
+    "U": (_TEXT, _OPTIONAL_TEXT, _OPTIONAL_TEXT, int, int, int, int, int),
+    "T": (_TEXT, int, int),
+    "B": (_TEXT,),
+    "X": (int, _TEXT),
+}
+#: The rows of a summary's logs: [call id, shape, outcome, tokens], [message id, prompt],
+#: [message id, model, reported growth, our count].
+_CALL_ROW = (_TEXT, _TEXT, _OUTCOME, int)
+_TURN_ROW = (_OPTIONAL_TEXT, int)
+_DRIFT_ROW = (_OPTIONAL_TEXT, _OPTIONAL_TEXT, int, int)
+
+
+def _row(value: Any, fields: tuple[Any, ...]) -> bool:
+    if not isinstance(value, list) or len(value) != len(fields):
+        return False
+    for item, kind in zip(value, fields):
+        if isinstance(kind, frozenset):
+            if item not in kind:
+                return False
+        elif not _conforms(item, kind):
+            return False
+    return True
+
+
+def _segment(data: Any) -> SegmentFacts | None:
+    if not (isinstance(data, list) and len(data) == 2 and isinstance(data[0], list)):
+        return None
+    facts, lines = data
+    if not _conforms(lines, int) or lines < 0:
+        return None
+    for fact in facts:
+        if not (isinstance(fact, list) and fact and fact[0] in _FACTS):
+            return None
+        if not _row(fact[1:], _FACTS[fact[0]]):
+            return None
+    return SegmentFacts(facts, lines)
+
+
+def _summary(data: Any) -> FileSummary | None:
+    if not _conforms(data, FileSummary):
+        return None
+    if not all(_row(row, _CALL_ROW) for row in data["call_log"]):
+        return None
+    if not all(_row(row, _TURN_ROW) for row in data["turn_log"]):
+        return None
+    if data["drift"] is not None and not all(_row(row, _DRIFT_ROW) for row in data["drift"]):
+        return None
+    return FileSummary.from_json(data)
+
+
+def _report(data: Any) -> ScanReport | None:
+    return ScanReport.from_json(data) if _conforms(data, ScanReport) else None

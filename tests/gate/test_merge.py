@@ -41,7 +41,7 @@ def shard(ledger: Ledger, index: int, count: int = 2, **changes: Any) -> ShardRe
         "ledger_sha256": ledger_sha256(ledger.path),
         "shard": {"index": index, "count": count, "by": "--toll-shard",
                   "measures_ledger_items": index == 1},
-        "collected": {"tests": [f"test_{index}.py::test_x"], "ledger_items": []},
+        "collected": {"tests": [f"test_{index}.py::test_x", *(["test_a.py::test_one"] if index == 1 else [])], "ledger_items": []},
         "entries": [entry] if index == 1 else [],
     }  # fmt: skip
     data.update(changes)
@@ -59,7 +59,11 @@ def test_two_shards_merge_to_one_run_with_stale_entries(ledger: Ledger) -> None:
     assert report.entries[0].ratchet == {"from": 10, "to": 8}
     assert report.entries[0].message == "improved by 2 tok — pin lowered"
     assert report.ledger_removed == ["tests.test_gone.py::test_old"]
-    assert report.collected["tests"] == ["test_1.py::test_x", "test_2.py::test_x"]
+    assert report.collected["tests"] == [
+        "test_1.py::test_x",
+        "test_2.py::test_x",
+        "test_a.py::test_one",
+    ]
     assert "test_gone.py" not in ledger.path.read_text()
     assert "test_a.py::test_one: {pin: 8}" in ledger.path.read_text()
 
@@ -72,7 +76,7 @@ def test_a_partial_shard_makes_the_merge_partial(ledger: Ledger) -> None:
 
 
 def test_a_ledger_item_run_by_two_shards_is_an_error(ledger: Ledger) -> None:
-    items = {"tests": [], "ledger_items": ["toll.yaml::servers::files"]}
+    items = {"tests": ["test_a.py::test_one"], "ledger_items": ["toll.yaml::servers::files"]}
     with pytest.raises(UsageError, match=re.escape("run by shard-1.json and by shard-2.json")):
         merge_shards([shard(ledger, 1, collected=items), shard(ledger, 2, collected=items)], ledger)
 

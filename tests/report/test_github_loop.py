@@ -48,6 +48,8 @@ class FakeGitHub:
         parts = urlsplit(url)
         path, query = parts.path, {k: v[0] for k, v in parse_qs(parts.query).items()}
         self.requests.append((method, path))
+        if path == "/user":  # as GitHub answers the Actions token
+            return 403, {"message": "Resource not accessible by integration"}
         prefix = f"/repos/{REPOSITORY}"
         if not path.startswith(prefix):
             return 404, {"message": "Not Found"}
@@ -60,7 +62,13 @@ class FakeGitHub:
                 page, size = int(query.get("page", 1)), int(query.get("per_page", 30))
                 return 200, thread[(page - 1) * size : page * size]
             self.next_id += 1
-            thread.append({"id": self.next_id, "body": body["body"]})
+            thread.append(
+                {
+                    "id": self.next_id,
+                    "body": body["body"],
+                    "user": {"login": "github-actions[bot]", "type": "Bot"},
+                }
+            )
             return 201, thread[-1]
         if match := re.fullmatch(r"/issues/comments/(\d+)", path):
             for thread in self.comments.values():

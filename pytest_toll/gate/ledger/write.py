@@ -25,7 +25,7 @@ import io
 import itertools
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -421,6 +421,7 @@ def rewrite_ledger(
     *,
     base: Mapping[str, Any] | None = None,
     lock_timeout: float = LEDGER_LOCK_TIMEOUT,
+    check: Callable[[str], object] | None = None,
 ) -> LedgerRewrite:
     """Set values at key paths in the ledger file under its lock, keeping comments and order.
 
@@ -428,6 +429,8 @@ def rewrite_ledger(
     removes); missing maps are created (a missing file starts as ``version: 1``). ``base``
     is the ledger data the plan was made from (see :func:`reconcile`). Nothing is written
     when nothing changed (a second ``--toll-update`` leaves the file byte-identical).
+    ``check`` is given the new text before it replaces the old and refuses it by raising
+    UsageError (the loader's schema check: no write leaves a ledger later runs reject).
     """
     shown = Path(path)
     # Write through a symlink to its target, so the link stays a link.
@@ -458,6 +461,8 @@ def rewrite_ledger(
         if new_text == text:
             return LedgerRewrite(False)
         _require_same(new_text, document, shown)
+        if check is not None:
+            check(new_text)
         _require_writable(shown, target)
         try:
             write_atomically(target, (BOM if bom else "") + new_text)

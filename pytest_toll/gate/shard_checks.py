@@ -1,0 +1,166 @@
+"""What a shard report must be before ``toll merge`` believes it.
+
+A shard's JSON report is input from another machine (or anyone who can write the file): its
+figures become pins in the ledger the merge writes. The schema says what fields there are;
+these rules say what the values may be:
+
+- every figure (a count of tokens, a pin, a budget, a line, a shard's index) is a whole
+  number that is not negative — never a bool, a float (``8.0``) or ``-5``;
+- every entry is something the shard collected: a ledger entry of its kind, named by the
+  node id the ledger gives it, or a test the shard collected (``tests`` entries only);
+- its ``outcome`` and ``failed`` agree as the judge makes them (a regression fails; a pass
+  fails only on an error-severity finding or, strict, as new; nothing unmeasured passes).
+
+A break is a UsageError naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_toll.core.errors import UsageError
+from pytest_toll.core.kinds import KINDS
+from pytest_toll.gate.ledger import Ledger
+from pytest_toll.report.data import (
+    IMPROVED,
+    NEW,
+    OUTCOME_ERROR,
+    OVER_BUDGET,
+    PASSED,
+    REGRESSED,
+    STALE,
+)
+
+#: Outcomes that always fail the run.
+_FAILING = (OUTCOME_ERROR, REGRESSED, OVER_BUDGET)
+#: Outcomes that fail it only for a finding of error severity (or strict, as new).
+_PASSING = (PASSED, IMPROVED, NEW)
+
+
+def _whole(source: str, where: str, value: Any, *, minimum: int = 0, optional: bool = True) -> None:
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise UsageError(
+            f"{source}: {where}: {value!r} is not a whole number of at least {minimum}"
+        )
+
+
+def _ratio(source: str, where: str, value: Any, *, optional: bool) -> None:
+    if value is None and optional:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise UsageError(f"{source}: {where}: {value!r} is not a number of at least 0")
+
+
+def check_figures(source: str, data: Mapping[str, Any]) -> None:
+    """Every figure of a (schema-valid) shard report is a non-negative whole number; the
+    ratios of ``other_pins`` (a waste ratio) are finite non-negative numbers."""
+    _whole(source, "window", data.get("window"), minimum=1, optional=False)
+    _whole(source, "tolerance", data.get("tolerance"), optional=False)
+    shard = data.get("shard")
+    if isinstance(shard, Mapping):
+        _whole(source, "shard.index", shard.get("index"), minimum=1, optional=False)
+        _whole(source, "shard.count", shard.get("count"), minimum=1, optional=False)
+    fixed = data.get("fixed_cost")
+    if isinstance(fixed, Mapping):
+        _whole(source, "fixed_cost.tokens", fixed.get("tokens"), optional=False)
+    for name, count in (data.get("counts") or {}).items():
+        _whole(source, f"counts.{name}", count, optional=False)
+    for number, entry in enumerate(data.get("entries", [])):
+        where = f"entries[{number}] ({entry.get('nodeid')})"
+        _whole(source, f"{where}.line", entry.get("line"), minimum=1)
+        for key in ("measured", "pin", "budget"):
+            _whole(source, f"{where}.{key}", entry.get(key))
+        delta = entry.get("delta")
+        if delta is not None and (isinstance(delta, bool) or not isinstance(delta, int)):
+            raise UsageError(f"{source}: {where}.delta: {delta!r} is not a whole number")
+        for index, part in enumerate(entry.get("parts", [])):
+            for key in ("measured", "pin"):
+                _whole(source, f"{where}.parts[{index}].{key}", part.get(key))
+        ratchet = entry.get("ratchet")
+        if isinstance(ratchet, Mapping):
+            _whole(source, f"{where}.ratchet.from", ratchet.get("from"))
+            _whole(source, f"{where}.ratchet.to", ratchet.get("to"), optional=False)
+        for index, other in enumerate(entry.get("other_pins", [])):
+            _ratio(
+                source,
+                f"{where}.other_pins[{index}].measured",
+                other.get("measured"),
+                optional=False,
+            )
+            _ratio(source, f"{where}.other_pins[{index}].pin", other.get("pin"), optional=True)
+        capture = entry.get("capture")
+        if isinstance(capture, Mapping):
+            _check_capture(source, f"{where}.capture", capture)
+
+
+def _check_capture(source: str, where: str, capture: Mapping[str, Any]) -> None:
+    for key in ("count", "sum", "could_not_judge"):
+        _whole(source, f"{where}.{key}", capture.get(key), optional=False)
+    _whole(source, f"{where}.largest", capture.get("largest"))
+    _whole(source, f"{where}.largest_number", capture.get("largest_number"), minimum=1)
+    for index, request in enumerate(capture.get("requests", [])):
+        at = f"{where}.requests[{index}]"
+        _whole(source, f"{at}.number", request.get("number"), minimum=1, optional=False)
+        for key in ("tokens", "scaled"):
+            _whole(source, f"{at}.{key}", request.get(key))
+        for part, tokens in (request.get("parts") or {}).items():
+            _whole(source, f"{at}.parts.{part}", tokens, optional=False)
+        _ratio(source, f"{at}.cost_usd", request.get("cost_usd"), optional=True)
+
+
+def check_entries(source: str, data: Mapping[str, Any], ledger: Ledger, ledger_name: str) -> None:
+    """Every entry of a shard is one it collected, of the kind the ledger gives it, with an
+    outcome and a ``failed`` that agree."""
+    collected = data["collected"]
+    tests = set(collected.get("tests", []))
+    ledger_items = set(collected.get("ledger_items", []))
+    strict = bool(data.get("strict"))
+    for entry in data.get("entries", []):
+        outcome = entry.get("outcome")
+        if outcome == STALE:
+            continue  # the merge derives stale entries itself, over the union
+        nodeid, name = str(entry["nodeid"]), str(entry["name"])
+        kind = KINDS[str(entry["kind"])]
+        if kind.python_tests:
+            if name != nodeid or nodeid not in tests:
+                raise UsageError(
+                    f"{source}: {nodeid}: a {kind.name} entry for a test the shard did not "
+                    "collect; a shard reports only what it ran"
+                )
+        else:
+            section = ledger.data.get(kind.name)
+            names = kind.entry_names(section) if isinstance(section, Mapping) else []
+            expected = "::".join((ledger_name, *kind.keys(name)))
+            if name not in names or nodeid != expected or nodeid not in ledger_items:
+                raise UsageError(
+                    f"{source}: {nodeid}: no {kind.name} entry {name!r} in {ledger_name} that "
+                    "the shard collected; a shard reports only the ledger's own entries, "
+                    "under their kind"
+                )
+        _check_verdict(source, nodeid, entry, strict)
+
+
+def _check_verdict(source: str, nodeid: str, entry: Mapping[str, Any], strict: bool) -> None:
+    outcome, failed = entry.get("outcome"), entry.get("failed")
+    unmeasured = entry.get("measured") is None
+    if unmeasured != (outcome == OUTCOME_ERROR):
+        raise UsageError(
+            f"{source}: {nodeid}: outcome {outcome!r} with measured {entry.get('measured')!r}: "
+            "only an entry that could not be measured has no figure"
+        )
+    if outcome in _FAILING:
+        agrees = failed is True
+    else:
+        error_finding = any(f.get("severity") == "error" for f in entry.get("findings", []))
+        agrees = failed is (error_finding or (outcome == NEW and strict))
+    if not agrees or outcome not in (*_FAILING, *_PASSING):
+        raise UsageError(f"{source}: {nodeid}: outcome {outcome!r} and failed {failed!r} disagree")
