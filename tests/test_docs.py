@@ -33,7 +33,7 @@ SCRIPT_MARKER = "<!-- example: script in the demo -->"
 
 
 def doc_files() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return [ROOT / "README.md", DEMO / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def environment(tmp_path: Path) -> dict[str, str]:

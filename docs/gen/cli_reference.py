@@ -235,6 +235,13 @@ def problems_with_groups() -> list[str]:
         f"GROUPS names {verb!r}, which toll does not have" for verb in grouped if verb not in known
     ]
     problems += [f"GROUPS names {verb!r} twice" for verb in set(grouped) if grouped.count(verb) > 1]
+    # The overview's hand-written table says what each verb counts: every verb needs its row.
+    overview = (PAGES / "index.md").read_text(encoding="utf-8")
+    problems += [
+        f"docs/cli/index.md: no row for `toll {verb}` in 'What each verb counts'"
+        for verb in known
+        if f"`toll {verb}" not in overview and f"| {verb}" not in overview
+    ]
     return problems
 
 

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo"
 FIXTURES = ROOT / "tests" / "fixtures"
 #: The files whose regions this script owns.
-DOC_FILES = ("README.md", "docs/**/*.md")
+DOC_FILES = ("README.md", "examples/demo/README.md", "docs/**/*.md")
 REGION = re.compile(
     r"^(?P<indent>[ \t]*)<!-- gen:(?P<name>[a-z0-9-]+) -->\n(?P<body>.*?)^(?P=indent)<!-- /gen -->",
     re.S | re.M,
