@@ -196,3 +196,25 @@ def test_the_readme_is_one_screen_to_green() -> None:
         assert command in first_screen, command
     assert "pipx install pytest-toll" in "\n".join(lines)
     assert "](docs/html-report.png)" in first_screen or "docs/html-report.png" in "\n".join(lines)
+
+
+def test_a_verb_without_a_page_fails_the_cli_check(tmp_path: Path) -> None:
+    """A new verb must be given a group (its page) and a row in the overview."""
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import cli_reference as reference; "
+        "reference.VERBS.append(('brand-new', 'pytest_toll.cli.count', 'a verb nobody documented')); "
+        "print('\\n'.join(reference.problems_with_groups()))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(GENERATORS)],
+        cwd=ROOT,
+        env=environment(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "verb 'brand-new' is in no group of docs/gen/cli_reference.py: add it to GROUPS",
+        "docs/cli/index.md: no row for `toll brand-new` in 'What each verb counts'",
+    ]
