@@ -218,3 +218,38 @@ def test_a_verb_without_a_page_fails_the_cli_check(tmp_path: Path) -> None:
         "verb 'brand-new' is in no group of docs/gen/cli_reference.py: add it to GROUPS",
         "docs/cli/index.md: no row for `toll brand-new` in 'What each verb counts'",
     ]
+
+
+def test_the_site_is_published_on_a_release_and_built_strictly() -> None:
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "docs.yml").read_text("utf-8"))
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert triggers["push"]["tags"] == ["v*"]
+    assert triggers["release"]["types"] == ["published"]
+    assert workflow["permissions"] == {"contents": "read"}
+    publish = workflow["jobs"]["publish"]
+    assert publish["permissions"] == {"contents": "write"}  # gh-deploy pushes gh-pages
+    runs = [step.get("run", "") for step in publish["steps"]]
+    assert any("mkdocs gh-deploy --strict --force" in run for run in runs)
+    build = workflow["jobs"]["build"]
+    assert any("mkdocs build --strict" in step.get("run", "") for step in build["steps"])
+    # .ci/run builds the site strictly too, before the README's test command (the last line).
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert ".venv/bin/mkdocs build --strict" in ci
+    assert ci.index(".venv/bin/mkdocs build --strict") < len(ci) - 1
+    assert "site/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    """No broken link or anchor, no page left out of the nav, no missing include."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        env={**environment(tmp_path), "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "site" / "cli" / "definitions" / "index.html").is_file()
