@@ -253,3 +253,21 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "site" / "cli" / "definitions" / "index.html").is_file()
+
+
+@pytest.mark.parametrize(
+    ("module", "page"),
+    [
+        ("pytest_toll.definitions.rules", "definitions.md"),
+        ("pytest_toll.skills.rules", "skills.md"),
+    ],
+)
+def test_every_rule_and_threshold_is_on_its_page(module: str, page: str) -> None:
+    """A new rule id or `limits:` name shows up in the docs, or this fails."""
+    import importlib
+
+    rules = importlib.import_module(module)
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    missing = [rule for rule in rules.RULE_IDS if f"| {rule} |" not in text]
+    missing += [name for name in rules.DEFAULT_THRESHOLDS if f"`{name}`" not in text]
+    assert not missing, f"docs/{page} does not name {missing}"
