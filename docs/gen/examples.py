@@ -58,6 +58,16 @@ GIT_IDENTITY = {
 
 
 @dataclass(frozen=True)
+class Excerpt:
+    """A region showing part of a command's output: one pytest section (by its title), or
+    the first line starting with ``line`` and the indented lines under it."""
+
+    region: str
+    section: str | None = None
+    line: str | None = None
+
+
+@dataclass(frozen=True)
 class Show:
     """A command whose output goes into the region ``region``."""
 
@@ -67,8 +77,8 @@ class Show:
     exit_code: int = 0
     #: Keep only the first N lines of the output (the rest becomes "…").
     head: int | None = None
-    #: More regions from the same run: (region, the title of one pytest section to show).
-    excerpts: tuple[tuple[str, str], ...] = ()
+    #: More regions from the same run, each showing a part of its output.
+    excerpts: tuple[Excerpt, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,13 +132,17 @@ SCENARIOS = (
             ),
             Show("scan-demo", "toll scan --root transcripts"),
             Show("repeats-demo", "toll repeats --root transcripts"),
-            Show("gate-demo", "python -m pytest --toll"),
+            Show(
+                "gate-demo",
+                "python -m pytest --toll",
+                excerpts=(Excerpt("capture-demo", line="tests::tests/test_agent_capture.py::"),),
+            ),
             Edit("notes_server.py", SEARCH_SENTENCE, LONGER_SEARCH),
             Show(
                 "gate-regressed",
                 "python -m pytest --toll",
                 exit_code=1,
-                excerpts=(("readme-regressed", "servers::notes"),),
+                excerpts=(Excerpt("readme-regressed", section="servers::notes"),),
             ),
             Edit("notes_server.py", LONGER_SEARCH, SEARCH_SENTENCE),
             Edit("notes_server.py", READ_SENTENCE, SHORTER_READ),
@@ -258,7 +272,7 @@ def _commit(work: Path, step: Commit, env: dict[str, str]) -> None:
 
 
 def _regions_of(step: Show) -> list[str]:
-    return [step.region, *(region for region, _ in step.excerpts)]
+    return [step.region, *(excerpt.region for excerpt in step.excerpts)]
 
 
 def _show(step: Show, work: Path, env: dict[str, str]) -> dict[str, str]:
@@ -280,8 +294,11 @@ def _show(step: Show, work: Path, env: dict[str, str]) -> dict[str, str]:
         )
     lines = output.splitlines()
     bodies = {step.region: _block(step.command, lines, step.head)}
-    for region, title in step.excerpts:
-        bodies[region] = _block(step.command, ["…", *_section(lines, title, step), "…"], None)
+    for excerpt in step.excerpts:
+        part = (
+            _section(lines, excerpt, step) if excerpt.section else _indented(lines, excerpt, step)
+        )
+        bodies[excerpt.region] = _block(step.command, ["…", *part, "…"], None)
     return bodies
 
 
@@ -291,8 +308,20 @@ def _block(command: str, lines: list[str], head: int | None) -> str:
     return "```console\n$ " + command + "\n" + "\n".join(lines) + "\n```\n"
 
 
-def _section(lines: list[str], title: str, step: Show) -> list[str]:
-    """The lines of the pytest section headed ``title`` (its separator line included)."""
+def _indented(lines: list[str], excerpt: Excerpt, step: Show) -> list[str]:
+    """The first line starting with ``excerpt.line`` and the indented lines right under it."""
+    for start, line in enumerate(lines):
+        if excerpt.line and line.startswith(excerpt.line):
+            end = start + 1
+            while end < len(lines) and lines[end].startswith((" ", "\t")):
+                end += 1
+            return lines[start:end]
+    raise ExampleBroke(f"{step.region}: no line starting {excerpt.line!r} in its output")
+
+
+def _section(lines: list[str], excerpt: Excerpt, step: Show) -> list[str]:
+    """The lines of the pytest section headed ``excerpt.section`` (its separator included)."""
+    title = excerpt.section
     for start, line in enumerate(lines):
         separator = SEPARATOR.match(line)
         if separator and separator.group("title") == title:
