@@ -1,4 +1,4 @@
-"""The three serializations of a tools list (README, "Weighing MCP servers"):
+"""The three serializations of a tools list (docs/definitions.md, "Weighing a server"):
 
 - ``raw``: the tools array exactly as the source sent it, minified JSON — a neutral lower
   bound that depends on nothing but the source;

@@ -3,7 +3,7 @@ load one from a file.
 
 A pure core: no I/O beyond reading a file in ``load_tools_file``, no pytest, no network.
 How a tool is serialized for a model is in ``serialize``; how it is counted, in ``weigh``
-(the README's "Weighing MCP servers" section and ARCHITECTURE.md describe them).
+(docs/definitions.md, "Weighing a server", and ARCHITECTURE.md describe them).
 """
 
 from __future__ import annotations

@@ -1,0 +1,481 @@
+"""Every console output in the docs, made by running the command on a copy of the demo.
+
+    python docs/gen/examples.py                     # rerun every example, rewrite the docs
+    python docs/gen/examples.py --check             # exit 1 and show the diff on any drift
+    python docs/gen/examples.py --check --only weigh-demo --demo /tmp/demo-copy
+
+A region in README.md or a page under docs/ reads
+
+    <!-- gen:weigh-demo -->
+    ```console
+    $ toll weigh -- python3 notes_server.py
+    …the output…
+    ```
+    <!-- /gen -->
+
+and everything between the two markers belongs to this script. Commands run in a temporary
+copy of examples/demo (or of a test fixture), as real processes, with the environment cleaned
+of anything that would change their output (CI variables, the user's cache, git config).
+What still varies between runs — the temporary path, a local server's port, pytest's timings
+and the width of its separator lines — is normalised the same way every time, so the check
+is exact. tests/test_docs.py runs ``--check``: a changed demo figure fails CI until this
+script has rewritten the docs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "examples" / "demo"
+FIXTURES = ROOT / "tests" / "fixtures"
+#: The files whose regions this script owns.
+DOC_FILES = ("README.md", "examples/demo/README.md", "docs/**/*.md")
+REGION = re.compile(
+    r"^(?P<indent>[ \t]*)<!-- gen:(?P<name>[a-z0-9-]+) -->\n(?P<body>.*?)^(?P=indent)<!-- /gen -->",
+    re.S | re.M,
+)
+#: pytest's terminal width in every run, so its separator lines are the same everywhere.
+COLUMNS = 88
+#: Fixed author and dates for the commits the trend example reads (same bytes, same SHAs).
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "demo",
+    "GIT_AUTHOR_EMAIL": "demo@example.com",
+    "GIT_COMMITTER_NAME": "demo",
+    "GIT_COMMITTER_EMAIL": "demo@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """A region showing part of a command's output: one pytest section (by its title), or
+    the first line starting with ``line`` and the indented lines under it."""
+
+    region: str
+    section: str | None = None
+    line: str | None = None
+
+
+@dataclass(frozen=True)
+class Show:
+    """A command whose output goes into the region ``region``."""
+
+    region: str
+    command: str
+    #: The exit code the command must end with; anything else means the example broke.
+    exit_code: int = 0
+    #: Keep only the first N lines of the output (the rest becomes "…").
+    head: int | None = None
+    #: More regions from the same run, each showing a part of its output.
+    excerpts: tuple[Excerpt, ...] = ()
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Change a file of the working copy (``old`` must be there: the edit never misses)."""
+
+    path: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Commit:
+    """Commit ``paths`` in the working copy's git repository at a fixed date."""
+
+    paths: tuple[str, ...]
+    message: str
+    date: str
+
+
+Step = Show | Edit | Commit
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Steps run in order in one fresh copy of ``source``."""
+
+    source: str
+    steps: tuple[Step, ...]
+    copies: dict[str, str] = field(default_factory=dict)
+
+
+SEARCH_SENTENCE = 'Returns up to "\n            "`limit` matches'
+LONGER_SEARCH = (
+    'Searches are case-insensitive and "\n            "every word must appear somewhere in '
+    'the note. Returns up to "\n            "`limit` matches'
+)
+READ_SENTENCE = "Returns the note's Markdown body, its tags and when it was last edited."
+SHORTER_READ = "Returns the note's Markdown body and tags."
+
+SCENARIOS = (
+    Scenario(
+        source="demo",
+        steps=(
+            Commit(("toll.yaml",), "the demo's ledger, as committed", "2026-11-30T09:00:00+00:00"),
+            Show("weigh-demo", "toll weigh -- python3 notes_server.py"),
+            Show("skills-demo", "toll skills skills"),
+            Show(
+                "measure-demo",
+                'toll measure --model claude-sonnet-4-5 --server "python3 notes_server.py" --skills skills',
+            ),
+            Show("scan-demo", "toll scan --root transcripts"),
+            Show("repeats-demo", "toll repeats --root transcripts"),
+            Show(
+                "gate-demo",
+                "python -m pytest --toll",
+                excerpts=(Excerpt("capture-demo", line="tests::tests/test_agent_capture.py::"),),
+            ),
+            Edit("notes_server.py", SEARCH_SENTENCE, LONGER_SEARCH),
+            Show(
+                "gate-regressed",
+                "python -m pytest --toll",
+                exit_code=1,
+                excerpts=(Excerpt("readme-regressed", section="servers::notes"),),
+            ),
+            Edit("notes_server.py", LONGER_SEARCH, SEARCH_SENTENCE),
+            Edit("notes_server.py", READ_SENTENCE, SHORTER_READ),
+            Show("gate-improved", "python -m pytest --toll --toll-update"),
+            Commit(("toll.yaml",), "ratchet: read_note trimmed", "2026-12-01T09:00:00+00:00"),
+            Show("trend-demo", "toll trend"),
+        ),
+    ),
+    Scenario(
+        source="fixtures",
+        copies={"tools/pydantic_server.json": "pydantic_server.json"},
+        steps=(
+            Show(
+                "fix-pydantic", "toll fix --tools pydantic_server.json --write fixed.json", head=14
+            ),
+            Show("fix-weigh-fixed", "toll weigh --tools fixed.json", head=10),
+            Show("models-one", "toll models claude-sonnet-4-5"),
+        ),
+    ),
+)
+
+
+class ExampleBroke(Exception):
+    """A command ended with another exit code than its example says: the docs would lie."""
+
+
+def clean_environment(work: Path) -> dict[str, str]:
+    """The environment a newcomer's shell would have: no CI, no cache, no git config."""
+    dropped = ("PYTEST_", "GITHUB_", "COV_CORE_", "TOLL_", "ANTHROPIC_", "OPENAI_", "GIT_")
+    env = {key: value for key, value in os.environ.items() if not key.startswith(dropped)}
+    home = work.parent / "home"
+    home.mkdir(exist_ok=True)
+    env.update(
+        HOME=str(home),
+        XDG_CACHE_HOME=str(work.parent / "cache"),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        COLUMNS=str(COLUMNS),
+        TZ="UTC",
+        NO_COLOR="1",
+        PYTHONIOENCODING="utf-8",
+        **GIT_IDENTITY,
+    )
+    env.pop("FORCE_COLOR", None)
+    return env
+
+
+def argv_of(command: str) -> list[str]:
+    """The shown command as run: ``toll``, ``pytest`` and ``python`` by this Python."""
+    words = _split(command)
+    if words[0] == "python":
+        return [sys.executable, *words[1:]]
+    if words[0] == "toll":
+        return [sys.executable, "-m", "pytest_toll", *words[1:]]
+    if words[0] == "pytest":
+        return [sys.executable, "-m", "pytest", *words[1:]]
+    return words
+
+
+def _split(command: str) -> list[str]:
+    import shlex
+
+    return shlex.split(command)
+
+
+def run_scenario(scenario: Scenario, demo: Path, wanted: set[str] | None) -> dict[str, str]:
+    """Run the steps up to the last one ``wanted`` names; return the wanted regions' bodies."""
+    bodies: dict[str, str] = {}
+    last = _last_wanted_step(scenario, wanted)
+    with tempfile.TemporaryDirectory(prefix="toll-docs-") as scratch:
+        work = Path(scratch) / "work"
+        _prepare(scenario, demo, work)
+        env = clean_environment(work)
+        for index, step in enumerate(scenario.steps):
+            if index > last:
+                break
+            if isinstance(step, Edit):
+                _edit(work / step.path, step.old, step.new)
+            elif isinstance(step, Commit):
+                _commit(work, step, env)
+            else:
+                # A command before the last wanted one still runs: a later example may read
+                # what it wrote (fix --write, then weigh the written file).
+                made = _show(step, work, env)
+                bodies.update(
+                    (region, body)
+                    for region, body in made.items()
+                    if not wanted or region in wanted
+                )
+    return bodies
+
+
+def _last_wanted_step(scenario: Scenario, wanted: set[str] | None) -> int:
+    if wanted is None:
+        return len(scenario.steps) - 1
+    indexes = [
+        index
+        for index, step in enumerate(scenario.steps)
+        if isinstance(step, Show) and wanted & set(_regions_of(step))
+    ]
+    return max(indexes, default=-1)
+
+
+def _prepare(scenario: Scenario, demo: Path, work: Path) -> None:
+    if scenario.source == "demo":
+        ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.html")
+        shutil.copytree(demo, work, ignore=ignore)
+    else:
+        work.mkdir(parents=True)
+    for source, target in scenario.copies.items():
+        shutil.copyfile(FIXTURES / source, work / target)
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    if old not in text:
+        raise ExampleBroke(f"{path.name} no longer contains {old!r}: update docs/gen/examples.py")
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _commit(work: Path, step: Commit, env: dict[str, str]) -> None:
+    dated = {**env, "GIT_AUTHOR_DATE": step.date, "GIT_COMMITTER_DATE": step.date}
+    git = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"]
+    if not (work / ".git").exists():
+        subprocess.run([*git, "init", "-q"], cwd=work, env=dated, check=True)
+    subprocess.run([*git, "add", *step.paths], cwd=work, env=dated, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", step.message], cwd=work, env=dated, check=True)
+
+
+def _regions_of(step: Show) -> list[str]:
+    return [step.region, *(excerpt.region for excerpt in step.excerpts)]
+
+
+def _show(step: Show, work: Path, env: dict[str, str]) -> dict[str, str]:
+    result = subprocess.run(
+        argv_of(step.command),
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+    )
+    output = normalise(result.stdout, work)
+    if result.returncode != step.exit_code:
+        raise ExampleBroke(
+            f"{step.region}: `{step.command}` exited {result.returncode}, "
+            f"the example expects {step.exit_code}:\n{output}"
+        )
+    lines = output.splitlines()
+    bodies = {step.region: _block(step.command, lines, step.head)}
+    for excerpt in step.excerpts:
+        part = (
+            _section(lines, excerpt, step) if excerpt.section else _indented(lines, excerpt, step)
+        )
+        bodies[excerpt.region] = _block(step.command, ["…", *part, "…"], None)
+    return bodies
+
+
+def _block(command: str, lines: list[str], head: int | None) -> str:
+    if head is not None and len(lines) > head:
+        lines = [*lines[:head], "…"]
+    return "```console\n$ " + command + "\n" + "\n".join(lines) + "\n```\n"
+
+
+def _indented(lines: list[str], excerpt: Excerpt, step: Show) -> list[str]:
+    """The first line starting with ``excerpt.line`` and the indented lines right under it."""
+    for start, line in enumerate(lines):
+        if excerpt.line and line.startswith(excerpt.line):
+            end = start + 1
+            while end < len(lines) and lines[end].startswith((" ", "\t")):
+                end += 1
+            return lines[start:end]
+    raise ExampleBroke(f"{step.region}: no line starting {excerpt.line!r} in its output")
+
+
+def _section(lines: list[str], excerpt: Excerpt, step: Show) -> list[str]:
+    """The lines of the pytest section headed ``excerpt.section`` (its separator included)."""
+    title = excerpt.section
+    for start, line in enumerate(lines):
+        separator = SEPARATOR.match(line)
+        if separator and separator.group("title") == title:
+            end = next(
+                (i for i in range(start + 1, len(lines)) if SEPARATOR.match(lines[i])),
+                len(lines),
+            )
+            return lines[start:end]
+    raise ExampleBroke(f"{step.region}: no section {title!r} in the output of `{step.command}`")
+
+
+PYTEST_HEADER = ("platform ", "rootdir:", "configfile:", "testpaths:", "plugins:", "cachedir:")
+SEPARATOR = re.compile(r"^(?P<char>[=_-])(?P=char)+ (?P<title>.*?) (?P=char)+$")
+
+
+def normalise(output: str, work: Path) -> str:
+    """The same text for the same behaviour, whatever the machine, the port or the clock."""
+    text = output.replace(f"{work}{os.sep}", "").replace(str(work), ".")
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
+    text = re.sub(r" in \d+\.\d+s( \(\d+:\d\d:\d\d\))?", " in N.NNs", text)
+    lines: list[str] = []
+    skipping = False
+    for line in text.splitlines():
+        line = line.rstrip()
+        separator = SEPARATOR.match(line)
+        if separator:
+            # pytest's short summary repeats the failures above it, and its wording changed
+            # between pytest versions; the docs leave it out.
+            skipping = "short test summary info" in separator.group("title")
+            if skipping:
+                continue
+            line = _separator(separator.group("char"), separator.group("title"))
+        if skipping or line.startswith(PYTEST_HEADER):
+            continue
+        lines.append(line)
+    return "\n".join(lines).strip("\n")
+
+
+def _separator(char: str, title: str) -> str:
+    """pytest's ``write_sep`` at COLUMNS, so a title of another length is centred the same."""
+    fill = char * max((COLUMNS - len(title) - 2) // 2, 1)
+    line = f"{fill} {title} {fill}"
+    return line + char if len(line) + 1 <= COLUMNS else line
+
+
+def doc_files() -> Iterator[Path]:
+    seen: set[Path] = set()
+    for pattern in DOC_FILES:
+        for path in sorted(ROOT.glob(pattern)):
+            if path not in seen and path.is_file():
+                seen.add(path)
+                yield path
+
+
+def regions_in_docs() -> dict[str, list[Path]]:
+    found: dict[str, list[Path]] = {}
+    for path in doc_files():
+        for match in REGION.finditer(path.read_text(encoding="utf-8")):
+            found.setdefault(match.group("name"), []).append(path)
+    return found
+
+
+def known_regions() -> list[str]:
+    return [
+        region
+        for scenario in SCENARIOS
+        for step in scenario.steps
+        if isinstance(step, Show)
+        for region in _regions_of(step)
+    ]
+
+
+def rewrite(path: Path, bodies: dict[str, str]) -> tuple[str, str]:
+    """The file's text now and with ``bodies`` in their regions."""
+    current = path.read_text(encoding="utf-8")
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group("name")
+        if name not in bodies:
+            return match.group(0)
+        indent = match.group("indent")
+        body = "".join(
+            indent + line if line.strip() else line for line in bodies[name].splitlines(True)
+        )
+        return f"{indent}<!-- gen:{name} -->\n{body}{indent}<!-- /gen -->"
+
+    return current, REGION.sub(replace, current)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Run the docs' examples and write their output.")
+    parser.add_argument("--check", action="store_true", help="fail on a difference, write nothing")
+    parser.add_argument("--only", nargs="+", metavar="REGION", help="only these regions")
+    parser.add_argument(
+        "--demo", type=Path, default=DEMO, help="the demo to copy (default examples/demo)"
+    )
+    args = parser.parse_args(argv)
+
+    in_docs = regions_in_docs()
+    known = known_regions()
+    problems = [
+        f"{name}: a region in {', '.join(str(p.relative_to(ROOT)) for p in paths)} that no example makes"
+        for name, paths in in_docs.items()
+        if name not in known
+    ]
+    wanted = set(args.only) if args.only else None
+    if wanted is not None:
+        problems += [f"{name}: no such example" for name in sorted(wanted - set(known))]
+    else:
+        problems += [
+            f"{name}: an example no page shows (add a <!-- gen:{name} --> region)"
+            for name in known
+            if name not in in_docs
+        ]
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return 1
+
+    bodies: dict[str, str] = {}
+    try:
+        for scenario in SCENARIOS:
+            bodies.update(run_scenario(scenario, args.demo.resolve(), wanted))
+    except ExampleBroke as broke:
+        print(f"an example broke: {broke}", file=sys.stderr)
+        return 1
+
+    drifted: list[str] = []
+    for path in doc_files():
+        current, wanted_text = rewrite(path, bodies)
+        if current == wanted_text:
+            continue
+        name = str(path.relative_to(ROOT))
+        drifted.append(name)
+        if args.check:
+            sys.stderr.writelines(
+                difflib.unified_diff(
+                    current.splitlines(keepends=True),
+                    wanted_text.splitlines(keepends=True),
+                    f"{name} (committed)",
+                    f"{name} (as the commands print it now)",
+                )
+            )
+        else:
+            path.write_text(wanted_text, encoding="utf-8", newline="\n")
+            print(f"wrote {name}")
+    if args.check and drifted:
+        print(
+            f"the docs' examples drifted from what the commands print ({', '.join(drifted)}); "
+            "run `python docs/gen/examples.py` and commit the result",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
