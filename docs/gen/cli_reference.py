@@ -54,6 +54,13 @@ GROUPS = (
         ("skills",),
     ),
     Group(
+        "surface",
+        "Surface kinds: surface",
+        "Memory files, subagents, commands and plugins, per host, and a fresh session's rows. "
+        "See [Surface kinds](../surfaces.md).",
+        ("surface",),
+    ),
+    Group(
         "calls",
         "Calls and models: measure, calibrate, models, count",
         "One whole call before it is sent, the model catalogue, scale factors and plain "

@@ -60,7 +60,7 @@ GIT_IDENTITY = {
 @dataclass(frozen=True)
 class Excerpt:
     """A region showing part of a command's output: one pytest section (by its title), or
-    the first line starting with ``line`` and the indented lines under it."""
+    the run of lines starting with ``line`` and the indented lines under them."""
 
     region: str
     section: str | None = None
@@ -309,11 +309,13 @@ def _block(command: str, lines: list[str], head: int | None) -> str:
 
 
 def _indented(lines: list[str], excerpt: Excerpt, step: Show) -> list[str]:
-    """The first line starting with ``excerpt.line`` and the indented lines right under it."""
+    """The first line starting with ``excerpt.line``, the lines right after it that start the
+    same way (one entry's lines: a capturing test prints its run line, then its largest
+    request) and the indented lines under them."""
     for start, line in enumerate(lines):
         if excerpt.line and line.startswith(excerpt.line):
             end = start + 1
-            while end < len(lines) and lines[end].startswith((" ", "\t")):
+            while end < len(lines) and lines[end].startswith((" ", "\t", excerpt.line)):
                 end += 1
             return lines[start:end]
     raise ExampleBroke(f"{step.region}: no line starting {excerpt.line!r} in its output")
