@@ -35,6 +35,7 @@ from pytest_toll._keys import (
 )
 from pytest_toll.calls.capture import CaptureReport
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.inert import inert_lines, shown
 from pytest_toll.core.kinds import KINDS, TESTS_KIND, Kind
 from pytest_toll.fixture import Toll
 from pytest_toll.gate.kinds import measurer_of
@@ -215,7 +216,7 @@ def judged_call(
         # The toll fixture could not measure (a server that does not start, a missing
         # file): one clean message, as a ledger item shows it, not the fixture's frames.
         judge_test(item, meter, budget, errored=True)
-        pytest.fail(f"toll: could not measure: {error}", pytrace=False)
+        pytest.fail(f"toll: could not measure: {inert_lines(str(error))}", pytrace=False)
     except BaseException:
         judge_test(item, meter, budget, errored=True)
         raise
@@ -237,7 +238,8 @@ def judge_test(
     captured = meter.finish_capture() if meter is not None else None
     if captured is not None:
         item.user_properties.extend(
-            (REQUEST_PROPERTY, request_line(request.as_dict())) for request in captured.requests
+            (REQUEST_PROPERTY, shown(request_line(request.as_dict())))
+            for request in captured.requests
         )
     strict = state is not None and state.policy.strict
     capture_error = _capture_error(captured, strict=strict)

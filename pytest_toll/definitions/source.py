@@ -49,6 +49,31 @@ def expand_headers(
     return expanded
 
 
+def expand_env(
+    env: Mapping[str, str] | None, environ: Mapping[str, str] | None = None
+) -> dict[str, str] | None:
+    """A server's ``env:`` with ``${NAME}`` replaced from this process's environment.
+
+    A server inherits no secret-like variable (:mod:`pytest_toll.core.secrets`); the ledger
+    passes one on purpose as ``OPENAI_API_KEY: ${OPENAI_API_KEY}``, the value staying out of
+    the file. A missing variable is a usage error naming the key and the variable.
+    """
+    if env is None:
+        return None
+    environ = os.environ if environ is None else environ
+    expanded: dict[str, str] = {}
+    for name, value in env.items():
+
+        def substitute(match: re.Match[str], key: str = name) -> str:
+            variable = match.group(1)
+            if variable not in environ:
+                raise UsageError(f"env {key}: environment variable {variable} is not set")
+            return environ[variable]
+
+        expanded[name] = _ENV_REFERENCE.sub(substitute, value)
+    return expanded
+
+
 def _strings(values: Mapping[str, object] | None, what: str) -> dict[str, str] | None:
     """Scalar values as strings (YAML reads ``PORT: 8080`` as a number); anything else is a
     usage error naming the key, never the value."""
@@ -96,7 +121,9 @@ def list_server(
     """One ``tools/list`` of a stdio server (``command``, an argv) or an HTTP one (``url``),
     its env and headers checked (headers' ``${VAR}`` expanded and kept secret)."""
     if command is not None:
-        return list_stdio(_argv(command), env=_strings(env, "env"), cwd=cwd, timeout=timeout)
+        return list_stdio(
+            _argv(command), env=expand_env(_strings(env, "env")), cwd=cwd, timeout=timeout
+        )
     if url is None:
         raise UsageError("a server needs a command or a url")
     return list_http(url, headers=expand_headers(_strings(headers, "headers")), timeout=timeout)

@@ -6,6 +6,7 @@ transcript or the cache.
 
 from __future__ import annotations
 
+from pytest_toll.core.inert import shown
 from pytest_toll.transcripts.outcomes import OUTCOME_OK, OUTCOMES
 from pytest_toll.transcripts.report import ScanReport
 
@@ -33,7 +34,7 @@ def render_scan(report: ScanReport) -> str:
             if outcome in row.by_outcome and outcome != OUTCOME_OK
         )
         flag = "  SUSPICIOUS: mostly not ok" if row.suspicious else ""
-        shape = row.shape if len(row.shape) <= 32 else row.shape[:31] + "…"
+        shape = shown(row.shape, 32)
         lines.append(
             f"{shape:<32} {row.calls:>6,} {row.ok:>6,} {row.ok_tokens:>11,} {row.median:>7,} {row.p90:>7,}  {outcomes}{flag}"
         )
