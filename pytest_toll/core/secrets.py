@@ -171,7 +171,7 @@ def remember_environment(environ: Mapping[str, str]) -> None:
     value that is a URL carrying one (``DATABASE_URL=postgres://me:pw@db/x``)."""
     found: list[str] = []
     for name, value in environ.items():
-        if is_secret_name(name):
+        if is_secret_name(name) and not _plain_setting(value):
             found.append(value)
         elif "@" in value and "://" in value:
             try:
@@ -179,6 +179,13 @@ def remember_environment(environ: Mapping[str, str]) -> None:
             except ValueError:
                 continue
     remember(*found)
+
+
+def _plain_setting(value: str) -> bool:
+    """A short single word or number (``USE_AUTH=enabled``, ``KEY_TTL=3600``): a setting, not
+    a credential, and blanking it everywhere would garble every report that uses the word."""
+    stripped = value.strip()
+    return len(stripped) < 12 and (stripped.isalpha() or stripped.isdigit())
 
 
 _environment_seen: int | None = None

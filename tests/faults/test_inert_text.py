@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -151,8 +152,6 @@ def test_pytest_toll_on_github_prints_no_forged_line(
     for path in hostile_project.iterdir():
         target = pytester.path / path.name
         if path.is_dir():
-            import shutil
-
             shutil.copytree(path, target)
         else:
             target.write_bytes(path.read_bytes())

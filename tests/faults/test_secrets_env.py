@@ -229,6 +229,7 @@ def test_which_names_are_secret_and_which_stay_from_a_server(
     monkeypatch.setenv("LATE_API_KEY", "late-value-9f8e7d6c")
     monkeypatch.setenv("DATABASE_URL", "postgres://me:db-pass-4e5f6a@db.example/x")
     monkeypatch.setenv("ANTHROPIC_MODEL", "claude-sonnet-4-5-20250929")
-    shown = secrets.scrub("late-value-9f8e7d6c db-pass-4e5f6a claude-sonnet-4-5-20250929")
-    assert shown == "[secret] [secret] claude-sonnet-4-5-20250929"
+    monkeypatch.setenv("USE_AUTH", "enabled")  # a setting under a secret-like name
+    shown = secrets.scrub("late-value-9f8e7d6c db-pass-4e5f6a claude-sonnet-4-5-20250929 enabled")
+    assert shown == "[secret] [secret] claude-sonnet-4-5-20250929 enabled"
     secrets.forget_all()
