@@ -35,7 +35,7 @@ from pytest_toll._keys import (
 )
 from pytest_toll.calls.capture import CaptureReport
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.inert import inert_lines, shown
+from pytest_toll.core.inert import inert, inert_lines, shown
 from pytest_toll.core.kinds import KINDS, TESTS_KIND, Kind
 from pytest_toll.fixture import Toll
 from pytest_toll.gate.kinds import measurer_of
@@ -88,7 +88,9 @@ class LedgerSection(pytest.Collector):
         if state is None:
             return
         for name in state.ledger.section(self.kind.name):
-            yield LedgerItem.from_parent(self, name=str(name), kind=self.kind, entry_name=name)
+            # pytest prints an item's name as it is (progress, summary, -rA): a ledger key
+            # that carries a line break or an escape is named inert.
+            yield LedgerItem.from_parent(self, name=inert(name), kind=self.kind, entry_name=name)
 
 
 class JudgedItem(pytest.Item):
@@ -417,5 +419,5 @@ def stale_items(config: pytest.Config, items: Iterable[pytest.Item]) -> list[pyt
             TESTS_KIND.entry_of(section, nodeid),
             state.policy,
         )
-        made.append(StaleItem.from_parent(parent, name=result.label, result=result))
+        made.append(StaleItem.from_parent(parent, name=inert(result.label), result=result))
     return made

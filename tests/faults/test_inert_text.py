@@ -98,6 +98,8 @@ def hostile_project(tmp_path: Path) -> Path:
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(SKILL)
     _transcript(tmp_path / "transcripts")
+    tool = {"name": "ping", "description": "Check the server.", "inputSchema": {"type": "object"}}
+    (tmp_path / "tools.json").write_text(json.dumps([tool]))
     (tmp_path / "toll.yaml").write_text(
         textwrap.dedent(
             f"""\
@@ -105,6 +107,8 @@ def hostile_project(tmp_path: Path) -> Path:
               evil:
                 command: [{sys.executable}, server.py]
                 timeout: 30
+              "key\\n::error::ledger\\e[2J\\u202e":
+                tools_file: tools.json
             skills:
               evil: {{path: skills/evil}}
             """
@@ -165,6 +169,7 @@ def test_pytest_toll_on_github_prints_no_forged_line(
     assert "Traceback" not in output and "INTERNALERROR" not in output
     # The names are still there to read, their escapes visible.
     assert "fetch\\n::error::forged\\u001b[2J\\r#\\u0023[warning]old \\u202etxt.exe" in output
+    assert "servers::key\\n::error::ledger\\u001b[2J\\u202e" in output  # a ledger key
     assert_inert(output, "pytest --toll")
     assert any(_OWN_ANNOTATION.match(line) for line in output.split("\n")), output
     assert_inert(summary.read_text(encoding="utf-8"), "the step summary")

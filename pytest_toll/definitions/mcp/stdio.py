@@ -192,12 +192,10 @@ class StdioSession:
         they arrive): a piece of a secret at its cut start is masked as the secret."""
         data = bytes(self._stderr[-STDERR_TAIL_BYTES:])
         cut = len(self._stderr) > STDERR_TAIL_BYTES
-        # A cut through a UTF-8 sequence decodes to U+FFFD; a secret's piece starts after it.
-        text = (
-            data.decode("utf-8", "replace").lstrip("\ufffd")
-            if cut
-            else data.decode("utf-8", "replace")
-        )
+        text = data.decode("utf-8", "replace")
+        if cut:
+            # A cut through a UTF-8 sequence decodes to U+FFFD; a secret's piece follows it.
+            text = text.lstrip("\ufffd")
         text = scrub_window(text, cut_before=cut)
         lines = text.splitlines()
         if len(lines) > _STDERR_TAIL_LINES:
