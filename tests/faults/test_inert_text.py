@@ -17,6 +17,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_toll.core.inert import inert, inert_lines
 from tests.plugin.inner import QUIET
@@ -148,6 +150,22 @@ def test_the_one_function_escapes_every_such_character() -> None:
     # A JSON report through the guard: the same data, still valid JSON.
     report = json.dumps({"name": "##[x \u202e \x9b \\ \x9b" + HOSTILE}, ensure_ascii=False)
     assert json.loads(inert_lines(report)) == json.loads(report)
+
+
+#: Text drawn mostly from the characters that matter: line breaks, colons, hashes, brackets,
+#: spaces, escapes, C1 controls and bidi controls, with letters between.
+hostile_text = st.text(
+    st.sampled_from(list(":#[ \t\n\r\x1b\x9b\x85\u202e\u2066\u2028\u00a0ab")), max_size=40
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=hostile_text, lead=st.text(" \t", max_size=3))
+def test_inert_text_is_inert_wherever_it_lands(text: str, lead: str) -> None:
+    piece = inert(text)
+    assert "\n" not in piece and "\r" not in piece
+    assert_inert(lead + piece, "inert")
+    assert_inert(inert_lines(text), "inert_lines")
 
 
 def test_pytest_toll_on_github_prints_no_forged_line(
