@@ -36,6 +36,7 @@ from pytest_toll._keys import (
 )
 from pytest_toll.calls.capture import CaptureReport
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.inert import inert, inert_lines, shown
 from pytest_toll.core.kinds import KINDS, RUN_PIN, TESTS_KIND, Kind
 from pytest_toll.fixture import Toll
 from pytest_toll.gate.kinds import measurer_of
@@ -88,7 +89,9 @@ class LedgerSection(pytest.Collector):
         if state is None:
             return
         for name in state.ledger.section(self.kind.name):
-            yield LedgerItem.from_parent(self, name=str(name), kind=self.kind, entry_name=name)
+            # pytest prints an item's name as it is (progress, summary, -rA): a ledger key
+            # that carries a line break or an escape is named inert.
+            yield LedgerItem.from_parent(self, name=inert(name), kind=self.kind, entry_name=name)
 
 
 class JudgedItem(pytest.Item):
@@ -217,7 +220,7 @@ def judged_call(
         # The toll fixture could not measure (a server that does not start, a missing
         # file): one clean message, as a ledger item shows it, not the fixture's frames.
         judge_test(item, meter, budget, errored=True)
-        pytest.fail(f"toll: could not measure: {error}", pytrace=False)
+        pytest.fail(f"toll: could not measure: {inert_lines(str(error))}", pytrace=False)
     except BaseException:
         judge_test(item, meter, budget, errored=True)
         raise
@@ -244,7 +247,8 @@ def judge_test(
     )
     if captured is not None:
         item.user_properties.extend(
-            (REQUEST_PROPERTY, request_line(request.as_dict())) for request in captured.requests
+            (REQUEST_PROPERTY, shown(request_line(request.as_dict())))
+            for request in captured.requests
         )
     strict = state is not None and state.policy.strict
     capture_error = _capture_error(captured, strict=strict)
@@ -437,5 +441,5 @@ def stale_items(config: pytest.Config, items: Iterable[pytest.Item]) -> list[pyt
             TESTS_KIND.entry_of(section, nodeid),
             state.policy,
         )
-        made.append(StaleItem.from_parent(parent, name=result.label, result=result))
+        made.append(StaleItem.from_parent(parent, name=inert(result.label), result=result))
     return made

@@ -136,6 +136,7 @@ def pytest_configure(config: pytest.Config) -> None:
             return
         config.option.toll = True
     from pytest_toll.core.errors import UsageError
+    from pytest_toll.core.inert import inert_lines
     from pytest_toll.gate.session import start
 
     try:
@@ -149,7 +150,8 @@ def pytest_configure(config: pytest.Config) -> None:
             worker=hasattr(config, "workerinput"),
         )
     except UsageError as error:
-        raise pytest.UsageError(str(error)) from None
+        # It may quote the ledger's keys or a server's words.
+        raise pytest.UsageError(inert_lines(str(error))) from None
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(TollSession(config), "toll-session")
     if state.ledger.exists:
@@ -405,17 +407,25 @@ class TollSession:
         if state.worker or state.report is None:
             return
         try:
+            from pytest_toll.core.inert import inert_lines
+            from pytest_toll.core.secrets import scrub
             from pytest_toll.report.terminal import summary_lines
+
+            def write(text: str, **markup: bool) -> None:
+                # Every line scrubbed and inert, whatever a renderer or a warning quoted.
+                terminalreporter.write_line(inert_lines(scrub(text)), **markup)
 
             terminalreporter.section("toll summary")
             for text, colour in summary_lines(state.report):
-                terminalreporter.write_line(text, **({colour: True} if colour else {}))
+                write(text, **({colour: True} if colour else {}))
             for warning in state.warnings:
-                terminalreporter.write_line(f"toll warning: {warning}", yellow=True)
+                write(f"toll warning: {warning}", yellow=True)
             if state.ledger_error is not None:
-                terminalreporter.write_line(f"toll error: {state.ledger_error}", red=True)
+                write(f"toll error: {state.ledger_error}", red=True)
         except Exception as error:  # never raise from the terminal summary
-            terminalreporter.write_line(f"toll warning: could not render the summary: {error}")
+            terminalreporter.write_line(
+                f"toll warning: could not render the summary: {type(error).__name__}"
+            )
 
 
 def _partial(session: pytest.Session, exitstatus: int) -> bool:

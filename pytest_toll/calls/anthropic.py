@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_toll.core.deadline import DeadlinePassed, run_before
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, MAX_COUNT_RESPONSE_BYTES, MAX_TIMEOUT
-from pytest_toll.core.secrets import redact_url, remember, scrub
+from pytest_toll.core.secrets import cut, redact_url, remember, scrub
 from pytest_toll.core.textio import describe_size, load_json
 from pytest_toll.definitions.mcp.http import check_headers
 
@@ -275,5 +275,4 @@ def _request(request_id: str | None) -> str:
 
 
 def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _MAX_BODY_IN_MESSAGE else flat[:_MAX_BODY_IN_MESSAGE] + "…"
+    return cut(" ".join(text.split()), _MAX_BODY_IN_MESSAGE + 1)

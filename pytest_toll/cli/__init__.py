@@ -6,7 +6,9 @@ pipe early (as a process ended by SIGPIPE), with no traceback. A verb may add it
 init``: 4, the ledger exists); docs/ci.md's table lists them all and tests/test_docs_ci.py
 keeps it in step with the ``EXIT_*`` constants each verb module returns.
 Whatever a verb raises is exit 2 with one line (the traceback too with ``TOLL_DEBUG=1``), and
-every line the command prints passes through the secrets scrubber first.
+every line the command prints passes through the secrets scrubber first, then is made inert
+(:func:`pytest_toll.core.inert.inert_lines`: no terminal escape, no bidi override, no line
+that reads as a GitHub workflow command, whatever a server or a transcript put in it).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import NoReturn, Protocol, TextIO
 
 from pytest_toll._version import __version__
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.secrets import scrub
+from pytest_toll.core.inert import inert_lines
+from pytest_toll.core.secrets import cut, scrub
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -108,13 +111,21 @@ def fail(message: str) -> int:
 
 
 class _Scrubbed:
-    """A text stream whose every write passes through the secrets scrubber."""
+    """A text stream whose every write passes through the secrets scrubber, then is made
+    inert. Our own control sequences (``toll scan``'s progress line) go to ``unguarded``."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        self.unguarded = stream
+        self._at_line_start = True
 
     def write(self, text: str) -> int:
-        self._stream.write(scrub(text))
+        # Mid-line (print writes its pieces one by one) a write does not start a line.
+        lead = "" if self._at_line_start else "-"
+        shown = inert_lines(lead + scrub(text))[len(lead) :]
+        if shown:
+            self._at_line_start = shown.endswith("\n")
+        self._stream.write(shown)
         return len(text)
 
     def __getattr__(self, name: str) -> object:
@@ -162,7 +173,9 @@ def _main(arguments: list[str]) -> int:
             traceback.print_exc()
         where = f" ({DEBUG_VARIABLE}=1 shows the traceback)"
         first = str(error).splitlines()[0] if str(error) else ""
-        return fail(f"unexpected {type(error).__name__}: {first[:300]}; nothing measured{where}")
+        return fail(
+            f"unexpected {type(error).__name__}: {cut(first, 300)}; nothing measured{where}"
+        )
     return code
 
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.secrets import scrub
 
 
 def add_html_option(parser: argparse.ArgumentParser) -> None:
@@ -18,10 +19,11 @@ def add_html_option(parser: argparse.ArgumentParser) -> None:
 
 
 def write_page(path: Path, page: str) -> None:
-    """Write the page; a path that cannot be written is a could-not-judge error."""
+    """Write the page, scrubbed of known secrets as everything the CLI prints is; a path that
+    cannot be written is a could-not-judge error."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(page, encoding="utf-8", newline="\n")
+        path.write_text(scrub(page), encoding="utf-8", newline="\n")
     except OSError as error:
         raise CouldNotJudge(
             f"{path}: cannot write the HTML page: {error.strerror or error}"

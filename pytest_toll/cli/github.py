@@ -15,8 +15,10 @@ from pathlib import Path
 
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK
 from pytest_toll.core.errors import UsageError
+from pytest_toll.core.secrets import scrub
 from pytest_toll.github import loop
 from pytest_toll.github.api import GitHub, GitHubError
+from pytest_toll.report.markdown_fit import fit_markdown
 from pytest_toll.report.outputs import OUTPUTS
 
 
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             args.ledger,
             branch=args.branch,
             base=base,
-            body=body[: loop.COMMENT_LIMIT],
+            body=fit_markdown(scrub(body), loop.COMMENT_LIMIT),
             api=GitHub.from_environment(environ),
             stream=sys.stdout,
         )

@@ -13,6 +13,7 @@ from pytest_toll.cli._transcripts import (
     roots_of,
 )
 from pytest_toll.cli.options import add_json_option, add_top_option
+from pytest_toll.core.inert import shown
 from pytest_toll.transcripts.scan import scan
 
 
@@ -42,9 +43,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"{'wasted':>9} {'times':>5} {'each':>7}  shape / target (session)")
     for repeat in repeats:
-        target = repeat.target if len(repeat.target) <= 80 else repeat.target[:79] + "…"
         print(
-            f"{repeat.wasted:>9,} {repeat.times:>5} {repeat.tokens_each:>7,}  {repeat.shape} / {target} ({repeat.session})"
+            f"{repeat.wasted:>9,} {repeat.times:>5} {repeat.tokens_each:>7,}  "
+            f"{shown(repeat.shape)} / {shown(repeat.target, 80)} ({shown(repeat.session)})"
         )
     print(
         f"\n{report.wasted_tokens:,} o200k tokens fetched again (wasted = each × (times − 1)); "

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, cast
 
 from pytest_toll.core.errors import UsageError, require_non_negative_number
+from pytest_toll.core.inert import shown
 
 #: How bad a finding is. ``off`` is only ever a setting: a rule turned off reports nothing.
 Severity = Literal["error", "warn", "info", "off"]
@@ -49,9 +50,10 @@ class Finding:
         return data
 
     def __str__(self) -> str:
-        where = f" {self.subject}:" if self.subject else ""
-        hint = f" — {self.hint}" if self.hint else ""
-        return f"{self.rule} {self.severity}{where} {self.message}{hint}"
+        # The subject (a tool or skill name) and the message quote third-party text.
+        where = f" {shown(self.subject)}:" if self.subject else ""
+        hint = f" — {shown(self.hint)}" if self.hint else ""
+        return f"{self.rule} {self.severity}{where} {shown(self.message)}{hint}"
 
 
 #: How ``toll init`` starts the reason of an override it writes for a finding that existed

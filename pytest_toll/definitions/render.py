@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_toll.core.inert import shown
 from pytest_toll.core.models import share_text
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 def render_weigh(report: ToolsReport) -> str:
     """``toll weigh``'s text: a table by cost, totals, window line, breakdown and findings."""
     method = report.method
-    lines = [f"toll weigh: {report.target}"]
+    lines = [f"toll weigh: {shown(report.target)}"]
     count = len(report.tools)
     detail = [f"{count} tool{'' if count == 1 else 's'}", f"shape: {report.source_shape}"]
     if report.server is not None:
@@ -42,7 +43,7 @@ def render_weigh(report: ToolsReport) -> str:
         output = f"{row.output_schema_tokens:,}" if row.output_schema_tokens else "-"
         lines.append(
             f"{row.tokens:>{width},}  {row.description_tokens:>6,}  {row.schema_tokens:>6,}  "
-            f"{output:>6}  {row.name}"
+            f"{output:>6}  {shown(row.name)}"
         )
     lines.append(
         f"{report.framing:>{width},}  {'':>6}  {'':>6}  {'':>6}  (framing: <functions> wrapper)"
@@ -68,8 +69,8 @@ def render_weigh(report: ToolsReport) -> str:
         lines.append(f"what costs most in the heaviest tools ({method} tokens):")
         for entry in report.breakdown:
             parts = sorted(entry["parts"].items(), key=lambda item: -item[1])
-            shown = ", ".join(f"{name.replace('_', ' ')} {n:,}" for name, n in parts if n)
-            lines.append(f"  {entry['tool']} ({entry['tokens']:,}): {shown}")
+            costs = ", ".join(f"{name.replace('_', ' ')} {n:,}" for name, n in parts if n)
+            lines.append(f"  {shown(entry['tool'])} ({entry['tokens']:,}): {costs}")
     lines.append("")
     if report.findings:
         lines.append("findings:")
@@ -86,7 +87,7 @@ def render_fix(report: FixReport, written: Path | None = None) -> str:
     percent = f", {-saved / report.before:+.1%}" if report.before else ""
     change = f"{-saved:+,} tok{percent}" if saved else "no change"
     lines = [
-        f"toll fix: {report.target}",
+        f"toll fix: {shown(report.target)}",
         f"  claude total ({method}): {report.before:,} → {report.after:,} with every safe edit "
         f"({change})",
         "",
@@ -98,8 +99,8 @@ def render_fix(report: FixReport, written: Path | None = None) -> str:
         lines.append(f"{'saves':>{width}}  {'kind':<6}  edit  ({method} tokens, each on its own)")
         for suggestion in report.suggestions:
             kind = "safe" if suggestion.safe else "advice"
-            lines.append(f"{suggestion.saving:>{width},}  {kind:<6}  {suggestion.id}")
-            lines.append(f"{'':>{width}}  {'':<6}    {suggestion.what}")
+            lines.append(f"{suggestion.saving:>{width},}  {kind:<6}  {shown(suggestion.id)}")
+            lines.append(f"{'':>{width}}  {'':<6}    {shown(suggestion.what)}")
     lines.append("")
     if written is not None:
         lines.append(f"wrote {written}: every safe edit applied (toll weigh --tools {written})")

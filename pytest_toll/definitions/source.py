@@ -33,6 +33,19 @@ def expand_headers(
     return expand_all({str(k): str(v) for k, v in (headers or {}).items()}, "header", environ)
 
 
+def expand_env(
+    env: Mapping[str, str] | None, environ: Mapping[str, str] | None = None
+) -> dict[str, str] | None:
+    """A server's ``env:`` with ``${NAME}`` / ``${NAME:-default}`` replaced from this
+    process's environment.
+
+    A server inherits no secret-like variable (:mod:`pytest_toll.core.secrets`); the ledger
+    passes one on purpose as ``OPENAI_API_KEY: ${OPENAI_API_KEY}``, the value staying out of
+    the file. A missing or empty variable is a usage error naming the key and the variable.
+    """
+    return None if env is None else expand_all(env, "env", environ)
+
+
 def _strings(values: Mapping[str, object] | None, what: str) -> dict[str, str] | None:
     """Scalar values as strings (YAML reads ``PORT: 8080`` as a number); anything else is a
     usage error naming the key, never the value."""
@@ -80,7 +93,9 @@ def list_server(
     """One ``tools/list`` of a stdio server (``command``, an argv) or an HTTP one (``url``),
     its env and headers checked (headers' ``${VAR}`` expanded and kept secret)."""
     if command is not None:
-        return list_stdio(_argv(command), env=_strings(env, "env"), cwd=cwd, timeout=timeout)
+        return list_stdio(
+            _argv(command), env=expand_env(_strings(env, "env")), cwd=cwd, timeout=timeout
+        )
     if url is None:
         raise UsageError("a server needs a command or a url")
     return list_http(url, headers=expand_headers(_strings(headers, "headers")), timeout=timeout)

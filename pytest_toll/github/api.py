@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_toll.core.secrets import cut
+
 DEFAULT_API_URL = "https://api.github.com"
 API_VERSION = "2022-11-28"
 PAGE_SIZE = 100
@@ -94,7 +96,7 @@ class GitHub:
             try:
                 message = str(response.json().get("message", ""))
             except ValueError:
-                message = response.text[:200]
+                message = cut(response.text, 200)
             raise GitHubError(
                 f"{method} {path}: {response.status_code} {message}".rstrip(),
                 response.status_code,

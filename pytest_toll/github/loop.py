@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.secrets import scrub
 from pytest_toll.github.api import GitHub, GitHubError
 from pytest_toll.report import github as actions
+from pytest_toll.report.markdown_fit import fit_markdown
 
 PASSED = "passed"
 FAILED = "failed"
@@ -47,7 +49,10 @@ BADGE_FILES = ("toll-badge.svg", "toll-badge.json")
 def notice(
     message: str, stream: TextIO, level: actions.AnnotationLevel = actions.ANNOTATION_NOTICE
 ) -> None:
-    stream.write(actions.Annotation(level, message, title="pytest-toll").render() + "\n")
+    # Our own workflow command: past the CLI's guard, which shows any other line that reads
+    # as one as text. The annotation escapes what it quotes itself.
+    out = getattr(stream, "unguarded", stream)
+    out.write(scrub(actions.Annotation(level, message, title="pytest-toll").render()) + "\n")
 
 
 # --- outputs ----------------------------------------------------------------------------
@@ -154,7 +159,8 @@ def pull_request(environ: Mapping[str, str]) -> tuple[int, bool] | None:
 def comment_body(markdown: str, key: str) -> str:
     marker = MARKER.format(key=key)
     room = COMMENT_LIMIT - len(marker) - 1
-    return f"{marker}\n{markdown[:room]}"
+    # Cut at a block boundary (never inside a table row or a code fence), after scrubbing.
+    return f"{marker}\n{fit_markdown(scrub(markdown), room)}"
 
 
 def sticky_comment(api: GitHub, number: int, body: str) -> tuple[str, int]:

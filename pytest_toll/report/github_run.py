@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from pytest_toll.core.inert import inert, inert_lines
 from pytest_toll.core.kinds import KINDS
 from pytest_toll.core.tokens import O200K
 from pytest_toll.report import github as actions
 from pytest_toll.report import markdown as markdown_report
 from pytest_toll.report.data import EntryDict, ReportDict, biggest_changes
+from pytest_toll.report.markdown_fit import close_open_fence, fit_markdown
 
 _TITLE = {
     "regressed": "regressed",
@@ -135,7 +138,17 @@ def entry_annotations(
             )
             (finding_errors if severity == "error" else warnings).append(annotation)
     gate.sort(key=lambda item: (item[0], item[1]))
-    return [item[2] for item in gate] + finding_errors + warnings + notices
+    made = [item[2] for item in gate] + finding_errors + warnings + notices
+    # Names and messages quote third-party text: the runner decodes a message's %0A to a
+    # line break inside the annotation, but an escape or bidi override would reach the log.
+    return [
+        replace(
+            annotation,
+            message=inert_lines(annotation.message),
+            title=None if annotation.title is None else inert(annotation.title),
+        )
+        for annotation in made
+    ]
 
 
 def _test_file_finder(root: Path, env: Mapping[str, str]) -> Callable[[str], str | None]:
@@ -174,9 +187,34 @@ def write_github(
     summary_path = Path(summary)
     try:
         room = actions.step_summary_room(summary_path)
-        actions.append_step_summary(markdown_report.render(report, room), summary_path)
+        before = _after(_existing(summary_path))
+        room -= len(before.encode("utf-8"))
+        if room <= 0:
+            warn(f"pytest-toll: the step summary {summary_path} is full; nothing added")
+            return
+        markdown = fit_markdown(markdown_report.render(report, room), room)
+        actions.append_step_summary(before + markdown, summary_path)
     except OSError as error:
         warn(
             f"pytest-toll: could not write the step summary {summary_path}: "
             f"{error.strerror or error}"
         )
+
+
+def _after(existing: str) -> str:
+    """What goes between what other steps wrote and ours: the end of their last line, the
+    line closing a code fence they left open (it would swallow ours), and a blank line, so
+    ours starts a block of its own."""
+    if not existing:
+        return ""
+    between = "" if existing.endswith("\n") else "\n"
+    between += close_open_fence(existing)
+    return between if (existing + between).endswith("\n\n") else between + "\n"
+
+
+def _existing(path: Path) -> str:
+    """What the step summary file already holds ("" when there is none yet)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""

@@ -7,15 +7,22 @@ line says how much was left out.
 
 Every string that came from a user's files (entry names, tool names, rule messages) is
 escaped: a tool description is untrusted text and must not become a link, an image, HTML or
-an @-mention in a pull request.
+an @-mention in a pull request. GitHub's renderer (cmark-gfm with its autolink extension)
+also links a bare ``https://…``, ``www.…`` or ``name@host`` in plain text; a backslash before
+the ``:`` of ``://`` and the ``.`` after ``www`` (shown as nothing) and a word joiner after
+``@`` stop that, and the text reads the same. ``tests/faults/test_markdown_links.py`` checks
+it with cmark-gfm itself.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_toll.core.inert import shown
 from pytest_toll.core.kinds import fixed_cost_label
+from pytest_toll.core.secrets import scrub
 from pytest_toll.report.data import (
     EntryDict,
     ReportDict,
@@ -55,11 +62,20 @@ _WORD_JOINER = "\u2060"
 _UPDATE_COMMAND = "`pytest --toll --toll-update`"
 
 
+#: What cmark-gfm's autolink extension starts a link at: a scheme's ``://`` (``http``,
+#: ``HTTPS``, ``ftp``…) and ``www.`` (any case).
+_URL_COLON = re.compile(r"(?<=[A-Za-z0-9]):(?=//)")
+_WWW_DOT = re.compile(r"(?i)(?<=www)\.")
+
+
 def text(value: object) -> str:
-    """Plain text that renders as itself inside a Markdown paragraph or table cell."""
-    raw = " ".join(str(value).split())  # newlines would end a table row
+    """Plain text that renders as itself inside a Markdown paragraph or table cell: no
+    markup, no link, no mention, no control or bidi character (:func:`shown`)."""
+    raw = shown(" ".join(scrub(str(value)).split()))  # newlines would end a table row
     escaped = "".join("\\" + char if char in _MARKUP else char for char in raw)
-    # A word joiner after @ keeps "@org/team" in a tool description from pinging anyone.
+    escaped = _WWW_DOT.sub(r"\.", _URL_COLON.sub(r"\:", escaped))
+    # A word joiner after @ keeps "@org/team" in a tool description from pinging anyone, and
+    # "name@host.example" from becoming a mailto link.
     return escaped.replace("@", "@" + _WORD_JOINER)
 
 

@@ -12,6 +12,10 @@ the step summary (:mod:`pytest_toll.report.github_run`). A file that cannot be w
 warning, never an exception: the gate's verdict is already made and must not be replaced by a
 traceback about a report file. Every file is written atomically.
 
+Every string of the report is scrubbed of known secrets before any renderer sees it (so a
+renderer that cuts text cuts scrubbed text), and every rendered file once more before it is
+written (:mod:`pytest_toll.core.secrets`).
+
 The plugin reads this table in every pytest run to register its options, so the renderers'
 modules are imported inside the row functions below: a plain ``pytest`` run, and a ``--toll``
 run that asks for no report file, load none of them.
@@ -155,9 +159,11 @@ def write_outputs(
 ) -> None:
     """Write the outputs ``paths`` names (by row name); with ``github``, the annotations
     (to ``stream``, default standard output) and the step summary."""
+    from pytest_toll.core.secrets import scrub, scrub_data
     from pytest_toll.core.textio import write_atomically
     from pytest_toll.report.github import workspace_path
 
+    report = scrub_data(report)
     env = os.environ if environ is None else environ
     context = RenderContext(workspace_path(ledger_path, env), history)
     unknown = sorted(set(paths) - set(OUTPUTS))
@@ -170,7 +176,7 @@ def write_outputs(
         for rendered in output.renderer(report, path, context):
             try:
                 rendered.path.parent.mkdir(parents=True, exist_ok=True)
-                write_atomically(rendered.path, rendered.text)
+                write_atomically(rendered.path, scrub(rendered.text))
             except OSError as error:
                 warn(
                     f"pytest-toll: could not write {rendered.what} {rendered.path}: "

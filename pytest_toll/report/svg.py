@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_toll.core.secrets import cut
+
 # Colours with enough contrast for white or dark text; stable per index.
 PALETTE = ("#3b6ea8", "#4f9a6b", "#b5762d", "#8a5aa8", "#a84b4b", "#3f8f96", "#7a7a2e", "#6b6b8a")
 LEVEL_COLOURS = {"metadata": "#3b6ea8", "body": "#4f9a6b", "references": "#b5762d"}
@@ -307,4 +309,4 @@ def line_chart(label: str, points: Sequence[tuple[str, float]], width: int = 300
 
 
 def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
+    return cut(text, limit, keep="tail")

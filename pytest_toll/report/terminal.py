@@ -1,14 +1,19 @@
 """The session report as terminal text: the "toll summary" section and failure tables.
 
 Pure: no pytest, no tokenizer. The plugin writes these lines; ledger items and tests show
-:func:`failure_text` when they fail.
+:func:`failure_text` when they fail. Names, messages and findings quote third-party text
+(a tool's name, a server's error): each is put in its line through
+:func:`pytest_toll.core.inert.shown`, so it cannot start a line, a terminal escape or a
+workflow command.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_toll.core.inert import inert_lines, shown
 from pytest_toll.core.kinds import KINDS, fixed_cost_label
+from pytest_toll.core.secrets import scrub
 from pytest_toll.report.data import (
     IMPROVED,
     NEW,
@@ -109,7 +114,7 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
             rows.append(
                 (
                     _status(entry),
-                    entry.label,
+                    shown(entry.label),
                     number(entry.measured),
                     number(entry.pin),
                     number(entry.budget),
@@ -133,7 +138,11 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
             # A gated one (run_pin) carries its budget: shown when there is one.
             budget = f", budget {other['budget']:,}" if other.get("budget") is not None else ""
             lines.append(
-                (f"{entry.label}: {other['key']} {pin}, measured {other['measured']:g}{budget}", "")
+                (
+                    f"{shown(entry.label)}: {shown(other['key'])} {pin}, "
+                    f"measured {other['measured']:g}{budget}",
+                    "",
+                )
             )
     for entry in report.entries:
         # Memory files a host reads only on demand, or never (past a Codex chain's byte
@@ -141,25 +150,27 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
         files = (entry.detail or {}).get("files") or []
         later = [file for file in files if file.get("loaded") != "always-on"]
         if later:
-            shown = ", ".join(f"{f['path']} {f['tokens']:,} ({f['loaded']})" for f in later[:5])
+            named = ", ".join(
+                f"{shown(f['path'])} {f['tokens']:,} ({f['loaded']})" for f in later[:5]
+            )
             more = f" and {len(later) - 5} more" if len(later) > 5 else ""
-            lines.append((f"{entry.label}: not in the fixed cost: {shown}{more}", ""))
+            lines.append((f"{shown(entry.label)}: not in the fixed cost: {named}{more}", ""))
     for entry in report.entries:
         # A test that captured its LLM requests: the graded largest, then each request.
         if entry.capture is not None:
-            lines.append((f"{entry.label}: {capture_line(entry.capture)}", ""))
+            lines.append((f"{shown(entry.label)}: {capture_line(entry.capture)}", ""))
             for request in entry.capture.get("requests", []):
                 colour = "red" if request.get("tokens") is None else ""
-                lines.append((f"  {request_line(request)}", colour))
+                lines.append((f"  {shown(request_line(request))}", colour))
     for entry in report.entries:
         for finding in entry.findings:
             if finding.get("severity") in ("error", "warn"):
-                subject = f" {finding['subject']}:" if finding.get("subject") else ""
+                subject = f" {shown(finding['subject'])}:" if finding.get("subject") else ""
                 colour = "red" if finding["severity"] == "error" else "yellow"
                 lines.append(
                     (
-                        f"{entry.label}: {finding['rule']} {finding['severity']}"
-                        f"{subject} {finding['message']}",
+                        f"{shown(entry.label)}: {finding['rule']} {finding['severity']}"
+                        f"{subject} {shown(finding['message'])}",
                         colour,
                     )
                 )
@@ -171,7 +182,8 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
         # A full run that still left entries out: skipped, errored, a crashed worker.
         lines.append(
             (
-                f"not measured in this run, pins kept: {', '.join(report.unmeasured[:5])}"
+                "not measured in this run, pins kept: "
+                + ", ".join(shown(name) for name in report.unmeasured[:5])
                 + (f" and {len(report.unmeasured) - 5} more" if len(report.unmeasured) > 5 else ""),
                 "yellow",
             )
@@ -184,23 +196,28 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
             )
         )
     if report.ledger_written:
-        lines.append((f"ledger updated: {report.ledger}", "green"))
-        lines.extend((f"  removed {keys}", "") for keys in report.ledger_removed)
+        lines.append((f"ledger updated: {shown(report.ledger)}", "green"))
+        lines.extend((f"  removed {shown(keys)}", "") for keys in report.ledger_removed)
         for entry in report.entries:
             for other in entry.other_pins:
                 before, now = other["pin"], other["measured"]
                 if before is None or now < before or (report.allow_increase and now > before):
                     change = "new pin" if before is None else f"{before:g} →"
-                    lines.append((f"  {entry.label}: {other['key']} {change} {now:g}", ""))
+                    lines.append(
+                        (f"  {shown(entry.label)}: {shown(other['key'])} {change} {now:g}", "")
+                    )
             if entry.ratchet is None:
                 continue
             before, after = entry.ratchet["from"], entry.ratchet["to"]
             if before is None:
-                lines.append((f"  {entry.label}: new pin {after:,}", ""))
+                lines.append((f"  {shown(entry.label)}: new pin {after:,}", ""))
             else:
                 raised = after is not None and after > before
                 lines.append(
-                    (f"  {entry.label}: pin {before:,} → {after:,}", "yellow" if raised else "")
+                    (
+                        f"  {shown(entry.label)}: pin {before:,} → {after:,}",
+                        "yellow" if raised else "",
+                    )
                 )
     return lines
 
@@ -209,7 +226,9 @@ def failure_text(entry: EntryResult, biggest: int = 5) -> str:
     """A short table for a failed ledger item or test: measured, pin, budget, delta, parts."""
     # The item's own name heads its failure (and pytest's short summary line), so the first
     # line says what failed, not which entry again.
-    lines = [entry.message or _status(entry)]
+    # A could-not-judge message is ours, line by line, with a server's words inside (made
+    # inert where they were quoted); inert_lines holds whatever else it carries.
+    lines = [inert_lines(scrub(entry.message)) if entry.message else _status(entry)]
     if entry.outcome != OUTCOME_ERROR:
         rows: list[tuple[str, ...]] = [
             ("measured", "pin", "budget", "delta", "method"),
@@ -222,19 +241,24 @@ def failure_text(entry: EntryResult, biggest: int = 5) -> str:
             ),
         ]
         lines.extend("  " + line for line in _table(rows, (True, True, True, True, False)))
-    shown, hidden = biggest_changes([part.as_dict() for part in entry.parts], biggest)
+    changed, hidden = biggest_changes([part.as_dict() for part in entry.parts], biggest)
     any_pinned = any(part.pin is not None for part in entry.parts)
     unpinned = [part for part in entry.parts if part.pin is None and part.measured is not None]
-    if shown or (unpinned and any_pinned):
+    if changed or (unpinned and any_pinned):
         part_rows: list[tuple[str, ...]] = [("part", "measured", "pin", "delta")]
         part_rows.extend(
-            (part["name"], number(part["measured"]), number(part["pin"]), signed(part["delta"]))
-            for part in shown
+            (
+                shown(part["name"]),
+                number(part["measured"]),
+                number(part["pin"]),
+                signed(part["delta"]),
+            )
+            for part in changed
         )
         if any_pinned:
             part_rows.extend(
-                (part.name, number(part.measured), "new", "-")
-                for part in unpinned[: max(0, biggest - len(shown))]
+                (shown(part.name), number(part.measured), "new", "-")
+                for part in unpinned[: max(0, biggest - len(changed))]
             )
         lines.append("  biggest changes:")
         lines.extend("    " + line for line in _table(part_rows, (False, True, True, True)))
@@ -242,7 +266,7 @@ def failure_text(entry: EntryResult, biggest: int = 5) -> str:
             lines.append(f"    … and {hidden} more changed")
     for finding in entry.findings:
         if finding.get("severity") == "error":
-            subject = f" {finding['subject']}:" if finding.get("subject") else ""
-            hint = f" — {finding['hint']}" if finding.get("hint") else ""
-            lines.append(f"  {finding['rule']} error{subject} {finding['message']}{hint}")
+            subject = f" {shown(finding['subject'])}:" if finding.get("subject") else ""
+            hint = f" — {shown(finding['hint'])}" if finding.get("hint") else ""
+            lines.append(f"  {finding['rule']} error{subject} {shown(finding['message'])}{hint}")
     return "\n".join(lines)

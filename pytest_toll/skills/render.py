@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_toll.core import tokens
+from pytest_toll.core.inert import shown
 from pytest_toll.skills.records import SkillsReport
 
 
@@ -22,7 +23,7 @@ def render_text(report: SkillsReport) -> str:
             f"{skill.body:,}",
             f"{skill.body_lines:,}",
             f"{skill.references_total:,}",
-            f"{skill.name}  ({skill.path})",
+            f"{shown(skill.name)}  ({shown(skill.path)})",
         )
         for skill in report.skills
     ]
@@ -45,10 +46,10 @@ def render_text(report: SkillsReport) -> str:
         indent = " " * (sum(widths) + 2 * len(widths))
         for reference in skill.references:
             amount = "binary, not counted" if reference.binary else f"{reference.tokens:,}"
-            out.append(f"{indent}  {reference.path}: {amount}")
+            out.append(f"{indent}  {shown(reference.path)}: {amount}")
         for script in skill.executed:
             amount = "binary" if script.binary else f"{script.tokens:,} tokens of source"
-            out.append(f"{indent}  {script.path}: executed ({amount}, not loaded)")
+            out.append(f"{indent}  {shown(script.path)}: executed ({amount}, not loaded)")
     out.append(line(total_row))
     out.append(
         f"always loaded: {totals['metadata']:,} tokens of metadata, "

@@ -35,12 +35,12 @@ def render_scan(report: ScanReport) -> str:
         )
         lines.insert(1, f"agents: {found}")
     if report.paired_by_order:
-        shown = ", ".join(report.paired_by_order[:PAIRED_SHOWN])
+        sessions = ", ".join(shown(name) for name in report.paired_by_order[:PAIRED_SHOWN])
         more = len(report.paired_by_order) - PAIRED_SHOWN
         lines.insert(
             2 if report.agents else 1,
             f"paired by order (the format has no call ids): "
-            f"{len(report.paired_by_order):,} session(s): {shown}"
+            f"{len(report.paired_by_order):,} session(s): {sessions}"
             + (f" and {more:,} more (--json lists all)" if more > 0 else ""),
         )
     lines.append(header)
@@ -51,7 +51,7 @@ def render_scan(report: ScanReport) -> str:
             if outcome in row.by_outcome and outcome != OUTCOME_OK
         )
         flag = "  SUSPICIOUS: mostly not ok" if row.suspicious else ""
-        shape = row.shape if len(row.shape) <= 32 else row.shape[:31] + "…"
+        shape = shown(row.shape, 32)
         lines.append(
             f"{shape:<32} {row.calls:>6,} {row.ok:>6,} {row.ok_tokens:>11,} {row.median:>7,} {row.p90:>7,}  {outcomes}{flag}"
         )

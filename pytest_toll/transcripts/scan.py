@@ -256,7 +256,10 @@ def iter_summaries(
     fast = stats.read_bytes >= FAST_COUNTER_MIN_BYTES * (workers if pooled else 1)
     for job in jobs:
         job.fast = fast
-    meter = Progress(len(pending), stats.read_bytes, _progress_after(), sys.stderr)
+    # The progress line is ours, digits and its own escape; the CLI's guarded stream would
+    # show that escape as text.
+    progress_stream = getattr(sys.stderr, "unguarded", sys.stderr)
+    meter = Progress(len(pending), stats.read_bytes, _progress_after(), progress_stream)
     remaining = {name: len(keys) - len(facts) for name, (_, _, keys, facts) in pending.items()}
     done: list[tuple[str, str, int, int, FileSummary]] = []
     done_segments: list[tuple[str, dict[str, SegmentFacts]]] = []

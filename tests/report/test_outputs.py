@@ -138,7 +138,7 @@ def test_hostile_names_cannot_become_markup() -> None:
     )  # fmt: skip
     row = markdown.render(report.as_dict()).splitlines()[-1]
     assert row == (
-        "| ✅ ok | servers::x\\|y \\[link\\](http://e) \\<img src=x\\> @\u2060team \\# h "
+        "| ✅ ok | servers::x\\|y \\[link\\](http\\://e) \\<img src=x\\> @\u2060team \\# h "
         "| 5 | 5 | - | 0 | o200k |"
     )
 
@@ -246,7 +246,8 @@ def test_write_outputs_writes_every_file_and_github_output(tmp_path: Path) -> No
     )
     assert warnings == []
     assert (tmp_path / "out" / "toll.md").read_text(encoding="utf-8") == EXPECTED_MARKDOWN
-    assert summary.read_text(encoding="utf-8") == "## earlier step output\n" + EXPECTED_MARKDOWN
+    # A blank line between: ours starts a block of its own, whatever the earlier step left.
+    assert summary.read_text(encoding="utf-8") == "## earlier step output\n\n" + EXPECTED_MARKDOWN
     assert stream.getvalue() == "\n" + "\n".join(EXPECTED_ANNOTATIONS) + "\n"
     svg = (tmp_path / "out" / "badge.svg").read_text(encoding="utf-8")
     # A server could not be measured: the badge says so instead of a number that leaves it
@@ -292,7 +293,9 @@ def test_the_step_summary_respects_what_other_steps_left(tmp_path: Path) -> None
         environ={"GITHUB_STEP_SUMMARY": str(summary)},
     )  # fmt: skip
     assert summary.stat().st_size <= 1024 * 1024
-    assert "left out to stay within 900 bytes" in summary.read_text(encoding="utf-8")
+    # 900 bytes free, less the two newlines that end the other step's last line and leave a
+    # blank line before ours.
+    assert "left out to stay within 898 bytes" in summary.read_text(encoding="utf-8")
 
 
 def test_badge_path_given_as_json_puts_the_svg_beside_it(tmp_path: Path) -> None:
@@ -337,7 +340,8 @@ def test_hostile_finding_stays_one_annotation() -> None:
         "::error file=a%2Cb%3Atoll.yaml,line=4,title=toll%3A servers%3A%3Aevil%2Cname%3Ax failed"
         "::measured 5 tok (o200k), pin 5, budget -, change 0",
         "::error file=a%2Cb%3Atoll.yaml,line=4,title=toll%3A servers%3A%3Aevil%2Cname%3Ax E121"
-        "::tool::one: 100%25 empty%0A::error::forged%0Ahint: write one, sentence",
+        # The quoted line that would read as a command shows its first colon escaped.
+        "::tool::one: 100%25 empty%0A\\u003a:error::forged%0Ahint: write one, sentence",
     ]
 
 

@@ -18,7 +18,9 @@ from typing import Any, Protocol
 
 from pytest_toll._version import __version__
 from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.inert import inert
 from pytest_toll.core.limits import MAX_TIMEOUT
+from pytest_toll.core.secrets import cut
 
 LATEST_HANDSHAKE_VERSION = "2025-11-25"
 #: Revisions reached through ``initialize``; ``tools/list`` means the same in all of them.
@@ -55,7 +57,7 @@ class Noise:
     def add(self, line: str) -> None:
         self.count += 1
         if len(self.samples) < _NOISE_SAMPLES:
-            self.samples.append(line[:200])
+            self.samples.append(cut(line, 200))
 
 
 @dataclass(frozen=True)
@@ -103,8 +105,8 @@ def _modern_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
 def describe_rpc_error(error: object) -> tuple[int | None, str]:
     if isinstance(error, dict):
         code = error.get("code")
-        return (code if isinstance(code, int) else None), str(error.get("message", ""))
-    return None, str(error)
+        return (code if isinstance(code, int) else None), inert(error.get("message", ""))
+    return None, inert(error)
 
 
 def list_tools(open_session: Callable[[], Session], *, modern_only: bool = False) -> Listing:
@@ -209,8 +211,9 @@ def _list_pages(
 
 
 def clip(value: object, limit: int = 120) -> str:
+    """A server's answer (or part of one) for a message: scrubbed, then cut, then inert."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return inert(cut(text, limit))
 
 
 def check_timeout(timeout: float) -> None:

@@ -8,6 +8,11 @@ A command whose program is a bare ``python``, ``python3`` or ``pythonX.Y`` runs 
 Python that runs pytest-toll (``sys.executable``): ``.venv/bin/python -m pytest --toll``
 without an activated virtual environment would otherwise start the first ``python`` on
 PATH, which lacks the project's packages. A path (``/usr/bin/python3``) is left as given.
+
+A server inherits this process's environment minus every secret-like and model-provider
+variable (:func:`pytest_toll.core.secrets.inheritable_environment`): measuring a tool list
+needs no API key, and a server that prints its environment must find none to print. A
+variable the ledger's ``env:`` names is passed on purpose, whatever its name.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
+
+from pytest_toll.core.secrets import inheritable_environment
 
 WINDOWS = sys.platform == "win32"
 
@@ -44,7 +51,8 @@ def start(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start ``command`` with piped stdin, stdout and stderr, in a group of its own.
+    """Start ``command`` with piped stdin, stdout and stderr, in a group of its own, with the
+    inheritable environment and ``env`` over it.
 
     Raises ``FileNotFoundError`` or ``PermissionError`` as :class:`subprocess.Popen` does.
     """
@@ -58,7 +66,7 @@ def start(
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env={**os.environ, **env} if env else None,
+        env={**inheritable_environment(), **(env or {})},
         cwd=cwd,
         **group,
     )

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.inert import inert
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, MAX_MESSAGE_BYTES, STDERR_TAIL_BYTES
-from pytest_toll.core.secrets import remember_setting
+from pytest_toll.core.secrets import remember_setting, scrub_window
 from pytest_toll.core.textio import describe_size, load_json
 from pytest_toll.definitions.mcp import process as server_process
 from pytest_toll.definitions.mcp import pumps
@@ -185,13 +186,21 @@ class StdioSession:
         return self._lines.popleft()
 
     def stderr_tail(self) -> str:
+        """The last lines of the server's stderr, scrubbed, then cut, each line inert.
+
+        The kept bytes are already a window (only the last ``STDERR_TAIL_BYTES`` are kept as
+        they arrive): a piece of a secret at its cut start is masked as the secret."""
         data = bytes(self._stderr[-STDERR_TAIL_BYTES:])
         cut = len(self._stderr) > STDERR_TAIL_BYTES
         text = data.decode("utf-8", "replace")
+        if cut:
+            # A cut through a UTF-8 sequence decodes to U+FFFD; a secret's piece follows it.
+            text = text.lstrip("\ufffd")
+        text = scrub_window(text, cut_before=cut)
         lines = text.splitlines()
         if len(lines) > _STDERR_TAIL_LINES:
             lines, cut = lines[-_STDERR_TAIL_LINES:], True
-        text = "\n".join(lines)
+        text = "\n".join(inert(line) for line in lines)
         return "…" + text if cut and text else text
 
     def _fault(self, message: str) -> str:
