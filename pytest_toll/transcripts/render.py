@@ -6,6 +6,7 @@ transcript or the cache.
 
 from __future__ import annotations
 
+from pytest_toll.core.inert import shown
 from pytest_toll.transcripts.outcomes import OUTCOME_OK, OUTCOMES
 from pytest_toll.transcripts.report import ScanReport
 
