@@ -125,6 +125,33 @@ RULES: dict[str, RuleHelp] = {
         "The same results are fetched again within sessions more than before. Find the "
         "repeats with `toll repeats`.",
     ),
+    "M101": RuleHelp(
+        "a memory file's @import cannot be followed",
+        "An @path import that is missing, forms a cycle, goes past five hops or leaves the "
+        "repository is never read, so its instructions never reach the agent. Fix the path "
+        "or remove the import.",
+    ),
+    "M102": RuleHelp(
+        "an AGENTS.md chain is longer than Codex reads",
+        "Codex joins AGENTS.md files from the root down and stops at project_doc_max_bytes "
+        "(32 KiB by default): the nearest, most specific files are the ones cut. Shorten the "
+        "chain or raise the limit in the Codex config.",
+    ),
+    "A101": RuleHelp(
+        "a subagent or command the host cannot list",
+        "A subagent or command without a readable name and description in its frontmatter "
+        "is never offered to the model. Give it both.",
+    ),
+    "A102": RuleHelp(
+        "a subagent description never says when to delegate",
+        "The model delegates by the description alone. Say when to use the subagent "
+        '("Use when…", "Use after…").',
+    ),
+    "A103": RuleHelp(
+        "a subagent's or command's listing is too long",
+        "Every listing is paid on every request. Keep the description short; put detail in "
+        "the body, which loads only when the subagent or command is used.",
+    ),
 }
 
 

@@ -20,6 +20,7 @@ from pytest_toll.gate.ledger import SCHEMA_PATH as LEDGER_SCHEMA
 from pytest_toll.report import badge, sarif
 from pytest_toll.report.rule_help import RULES, TURN_DOWN, rule_help
 from pytest_toll.skills.rules import RULE_IDS as SKILL_RULES
+from pytest_toll.surface.rules import RULE_IDS as SURFACE_RULES
 from pytest_toll.transcripts.decisions import RULE_IDS as DECISION_RULES
 from tests.report.test_outputs import fixture_report
 
@@ -116,7 +117,7 @@ def test_every_rule_in_the_log_carries_help_text() -> None:
 
 
 def test_the_help_table_knows_exactly_the_rules_the_jobs_and_schema_define() -> None:
-    defined = set(DEFINITION_RULES) | set(SKILL_RULES) | set(DECISION_RULES)
+    defined = set(DEFINITION_RULES) | set(SKILL_RULES) | set(DECISION_RULES) | set(SURFACE_RULES)
     schema = json.loads(LEDGER_SCHEMA.read_text(encoding="utf-8"))
     assert set(RULES) == defined == set(schema["$defs"]["rules"]["propertyNames"]["enum"])
     for rule_id in defined:
