@@ -309,6 +309,8 @@ def _conforms(value: Any, kind: Any) -> bool:
     bool; a dataclass is a mapping of exactly its fields)."""
     if kind is Any:
         return True
+    if kind is type(None):  # the None of an optional field (``str | None``)
+        return value is None
     if kind is int:
         return isinstance(value, int) and not isinstance(value, bool)
     if kind is float:
