@@ -164,3 +164,15 @@ def test_random_yamlish_bytes_never_crash_the_loader_or_the_writer(data: bytes) 
         except UsageError:
             return
         assert load_ledger(path).data["tests"]["t.py::a"] == {"pin": 1}
+
+
+def test_a_ledger_with_two_byte_order_marks_is_refused_not_read_two_ways(tmp_path: Path) -> None:
+    # Found by the fuzz test above: the reader skipped both marks, the rewriter kept the second
+    # inside the first key, so an update wrote a ledger every later run refused.
+    path = tmp_path / "toll.yaml"
+    path.write_bytes("\ufeff\ufefftests:\n".encode())
+    with pytest.raises(UsageError, match=r"toll\.yaml:1: more than one byte-order mark"):
+        load_ledger(path)
+    path.write_bytes("\ufefftests:\n".encode())
+    update_ledger(path, {("tests", "t.py::a", "pin"): 1})
+    assert load_ledger(path).data["tests"]["t.py::a"] == {"pin": 1}

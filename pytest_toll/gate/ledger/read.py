@@ -73,9 +73,14 @@ def read_ledger_bytes(path: Path, *, limit: int = LEDGER_MAX_BYTES) -> bytes | N
 
 def decode_ledger(data: bytes, path: Path) -> str:
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise UsageError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    if text.startswith("\ufeff"):
+        # The YAML reader skips any number of them, the rewriter keeps the second as part of
+        # the first key: a file whose meaning depends on the reader is refused, not guessed.
+        raise UsageError(f"{path}:1: more than one byte-order mark at the start; keep one")
+    return text
 
 
 # --- the YAML ---------------------------------------------------------------------------
