@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -304,6 +305,13 @@ def untrusted(directory: Path, database: Path) -> str | None:
 # --- rows exactly as this version writes them -----------------------------------------------
 
 
+@functools.cache
+def _fields_of(kind: Any) -> tuple[dict[str, Any], frozenset[str]]:
+    """A dataclass's resolved field types and names, worked out once per class: resolving
+    them costs ~90 µs, paid per cached row it was 0.7 s of a 0.8 s warm scan of 1 GB."""
+    return typing.get_type_hints(kind), frozenset(f.name for f in dataclasses.fields(kind))
+
+
 def _conforms(value: Any, kind: Any) -> bool:
     """Whether decoded JSON ``value`` is of the annotated type ``kind`` (int is never a
     bool; a dataclass is a mapping of exactly its fields)."""
@@ -317,9 +325,8 @@ def _conforms(value: Any, kind: Any) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool)
     if kind in (str, bool):
         return isinstance(value, kind)
-    if dataclasses.is_dataclass(kind):
-        hints = typing.get_type_hints(kind)
-        names = {f.name for f in dataclasses.fields(kind)}
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        hints, names = _fields_of(kind)
         return (
             isinstance(value, dict)
             and set(value) == names
