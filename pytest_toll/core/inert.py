@@ -39,6 +39,8 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 #: A workflow command: ``::`` at the start of a line once leading whitespace is trimmed (as
 #: the runner trims it); the runner's older form, ``##[``, anywhere in a line.
 _COMMAND_AT_START = re.compile(r"^(\s*):(?=:)")
+#: The same, found anywhere in a text of many lines (one scan instead of one per line).
+_ANY_COMMAND_LINE = re.compile(r"^[^\S\n]*::", re.MULTILINE)
 _OLD_COMMAND = "##["
 
 
@@ -68,7 +70,7 @@ def inert_lines(text: str) -> str:
     """Lines about to be printed, inert: line breaks and tabs kept, every other control and
     bidi character escaped, no line a workflow command. A ``\\r\\n`` ends a line as ``\\n``."""
     text = _UNSAFE_IN_LINES.sub(_escape, text.replace("\r\n", "\n"))
-    if ":" not in text and _OLD_COMMAND not in text:
+    if _OLD_COMMAND not in text and not _ANY_COMMAND_LINE.search(text):
         return text
     return "\n".join(_no_command(line) for line in text.split("\n"))
 
