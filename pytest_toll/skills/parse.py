@@ -53,7 +53,7 @@ def parse_skill_file(text: str) -> ParsedSkillFile:
     yaml_text = "\n".join(lines[1:closing])
     body = "\n".join(lines[closing + 1 :])
     body_start = closing + 2
-    loaded, problem = _load_yaml(yaml_text)
+    loaded, problem = load_frontmatter_yaml(yaml_text)
     if problem is not None:
         return ParsedSkillFile(None, body, body_start, problem)
     if loaded is None:
@@ -68,7 +68,9 @@ def parse_skill_file(text: str) -> ParsedSkillFile:
     return ParsedSkillFile(loaded, body, body_start)
 
 
-def _load_yaml(text: str) -> tuple[Any, str | None]:
+def load_frontmatter_yaml(text: str, name: str = SKILL_FILE) -> tuple[Any, str | None]:
+    """Safe-loaded frontmatter YAML of the file ``name``, or why it is not YAML (line numbers
+    as in the file). Skills, subagents and commands share it."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -79,12 +81,12 @@ def _load_yaml(text: str) -> tuple[Any, str | None]:
         # +2: the mark is 0-based and the YAML starts on the line after the opening ---.
         where = f" line {mark.line + 2}" if mark is not None else ""
         reason = error.problem or error.context or "invalid YAML"
-        return None, f"{SKILL_FILE}{where}: frontmatter is not valid YAML: {reason}"
+        return None, f"{name}{where}: frontmatter is not valid YAML: {reason}"
     except (yaml.YAMLError, ValueError, TypeError, RecursionError, OverflowError) as error:
         # The C loader raises plain YAMLError; odd scalars (dates, huge ints) raise ValueError
         # or OverflowError while being constructed; deep nesting can exhaust the stack.
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        return None, f"{SKILL_FILE}: frontmatter is not valid YAML: {reason}"
+        return None, f"{name}: frontmatter is not valid YAML: {reason}"
 
 
 def line_count(text: str) -> int:

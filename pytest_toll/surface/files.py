@@ -18,7 +18,7 @@ from typing import Any
 from pytest_toll.core.errors import CouldNotJudge, describe_type
 from pytest_toll.core.limits import MAX_SKILL_FILE_BYTES
 from pytest_toll.core.textio import decode_text, read_file_bytes
-from pytest_toll.skills.parse import normalize_newlines
+from pytest_toll.skills.parse import load_frontmatter_yaml, normalize_newlines
 
 _FENCE = re.compile(r"---[ \t]*\Z")
 #: Folders never searched for memory files, subagents or commands: vendored or generated.
@@ -74,7 +74,7 @@ def split_frontmatter(text: str, name: str) -> Split:
         return Split({}, text, f"{name}: frontmatter opened on line 1 is never closed by ---")
     body = "\n".join(lines[closing + 1 :])
     yaml_text = "\n".join(lines[1:closing])
-    loaded, problem = load_yaml(yaml_text, name)
+    loaded, problem = load_frontmatter_yaml(yaml_text, name)
     if problem is not None:
         loose = loose_fields(yaml_text)
         if loose:
@@ -117,24 +117,6 @@ def loose_fields(text: str) -> dict[str, str]:
         elif current is not None:
             fields[current].append(line)
     return {key: "\n".join(value).strip() for key, value in fields.items()}
-
-
-def load_yaml(text: str, name: str) -> tuple[Any, str | None]:
-    """Safe-loaded YAML, or the reason it is not YAML (line numbers as in the file)."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return yaml.load(text, Loader=loader), None  # a safe loader: no object tags
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        # +2: the mark is 0-based and the YAML starts on the line after the opening ---.
-        where = f" line {mark.line + 2}" if mark is not None else ""
-        reason = error.problem or error.context or "invalid YAML"
-        return None, f"{name}{where}: frontmatter is not valid YAML: {reason}"
-    except (yaml.YAMLError, ValueError, TypeError, RecursionError, OverflowError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        return None, f"{name}: frontmatter is not valid YAML: {reason}"
 
 
 def walk_files(top: Path, suffix: str) -> list[Path]:
