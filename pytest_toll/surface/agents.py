@@ -38,6 +38,9 @@ COMMAND = "command"
 #: Where a project keeps them, relative to the repository root.
 AGENT_FOLDERS = (".claude/agents", ".codex/agents")
 COMMAND_FOLDERS = (".claude/commands",)
+#: The files that are subagents (in their folder, not below it) and commands (at any depth).
+AGENT_SUFFIXES = (".md", ".toml")
+COMMAND_SUFFIX = ".md"
 
 
 def command_name(path: Path, commands_folder: Path) -> str:
@@ -126,9 +129,9 @@ def find_delegates(path: Path, role: str) -> list[tuple[Path, Path]]:
     if not path.is_dir():
         raise CouldNotJudge(f"{path}: no such file or folder")
     if role == AGENT:
-        found = [p for p in sorted(path.iterdir()) if p.suffix in (".md", ".toml") and p.is_file()]
+        found = [p for p in sorted(path.iterdir()) if p.suffix in AGENT_SUFFIXES and p.is_file()]
     else:
-        found = walk_files(path, ".md")
+        found = walk_files(path, COMMAND_SUFFIX)
     if not found:
         kind = "subagent (*.md, *.toml)" if role == AGENT else "command (*.md)"
         raise CouldNotJudge(f"{path}: no {kind} file found")

@@ -60,6 +60,18 @@ LOST = "not read"
 CLAUDE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
 CODEX_FILES = ("AGENTS.override.md", "AGENTS.md")
 _APPLY_EVERYWHERE = frozenset({"**", "**/*", "*"})
+#: Where each host's memory files sit, relative to the repository root: files, and folders
+#: of files by name ending (searched at any depth). A host with any of them has memory.
+MEMORY_PLACES: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {
+    "claude": (CLAUDE_FILES, ((".claude/rules", ".md"),)),
+    "codex": (CODEX_FILES, ()),
+    "gemini": (("GEMINI.md",), ()),
+    "copilot": (
+        (".github/copilot-instructions.md",),
+        ((".github/instructions", ".instructions.md"),),
+    ),
+    "cursor": ((), ((".cursor/rules", ".mdc"),)),
+}
 
 
 def folders_down(root: Path, cwd: Path) -> list[Path]:
@@ -309,17 +321,15 @@ def measure_memory(
 
 
 def hosts_in(root: Path) -> list[str]:
-    """The hosts whose memory files sit at the repository's root (what ``toll init`` pins)."""
+    """The hosts whose memory files sit at the repository's root (``toll surface`` measures
+    these; ``toll init`` finds the same places through its walk of the tree)."""
     root = Path(root)
-    markers = {
-        "claude": [root / name for name in CLAUDE_FILES]
-        + walk_files(root / ".claude/rules", ".md"),
-        "codex": [root / name for name in CODEX_FILES],
-        "gemini": [root / "GEMINI.md"],
-        "copilot": [
-            root / ".github/copilot-instructions.md",
-            *walk_files(root / ".github/instructions", ".instructions.md"),
-        ],
-        "cursor": walk_files(root / ".cursor/rules", ".mdc"),
-    }
-    return [host for host in HOSTS if any(path.is_file() for path in markers[host])]
+    found: list[str] = []
+    for host in HOSTS:
+        files, folders = MEMORY_PLACES[host]
+        paths = [root / name for name in files]
+        for top, suffix in folders:
+            paths += walk_files(root / top, suffix)
+        if any(path.is_file() for path in paths):
+            found.append(host)
+    return found
