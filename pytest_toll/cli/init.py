@@ -127,35 +127,14 @@ def _write_new(text: str, path: Path) -> bool:
 
 
 def _not_measured(starter: starters.Starter, out: TextIO, what: str) -> None:
-    for server, reason in starter.servers:
-        if isinstance(reason, str):
-            print(f"  servers.{server.name} ({server.origin}) {what}: {reason}", file=out)
-    for name, _, result in starter.skills:
-        if isinstance(result, str):
-            print(f"  skills.{name} {what}: {result}", file=out)
-    if isinstance(starter.transcripts, str):
-        print(f"  transcripts {what}: {starter.transcripts}", file=out)
-    for kind, rows in starter.surface.entries.items():
-        for name, _, result in rows:
-            if isinstance(result, str):
-                print(f"  {kind}.{name} {what}: {result}", file=out)
+    for entry, reason in starter.not_measured():
+        print(f"  {entry} {what}: {reason}", file=out)
 
 
 def _summary(starter: starters.Starter, path: Path, *, written: bool) -> None:
     out = sys.stderr if not written else sys.stdout
-    measured = [s for s, result in starter.servers if not isinstance(result, str)]
-    skills = [name for name, _, result in starter.skills if not isinstance(result, str)]
     verb = "wrote" if written else "would write"
-    print(
-        f"{verb} {os.fspath(path)}: {len(measured)} server(s), {len(skills)} skill(s)"
-        + (", transcripts" if isinstance(starter.transcripts, dict) else "")
-        + "".join(
-            f", {len(measured_rows)} {kind}"
-            for kind, rows in starter.surface.entries.items()
-            if (measured_rows := [row for row in rows if not isinstance(row[2], str)])
-        ),
-        file=out,
-    )
+    print(f"{verb} {os.fspath(path)}: {', '.join(starter.counts())}", file=out)
     _not_measured(starter, out, "written commented out")
     if starter.failing_findings:
         print(

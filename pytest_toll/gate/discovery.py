@@ -1,27 +1,40 @@
 """What a repository holds for ``toll init``, wherever in the tree it lives.
 
 One walk of the tree (:func:`walk`) lists every folder once — skipping version control,
-dependencies, virtualenvs and build output, following a symlinked folder once and never
-round a loop — and each ledger kind has one finder over that walk (:data:`FINDERS`):
-skills are the folders holding ``SKILL.md`` (``skills/``, ``.claude/skills/``, but also
+dependencies, virtualenvs and build output, following a symlinked folder once, never out of
+the repository and never round a loop — and each ledger kind ``toll init`` writes has one
+finder over that walk, listing what it found as :class:`Found` entries. Skills are the
+folders holding ``SKILL.md`` (``skills/``, ``.claude/skills/``, but also
 ``plugins/<name>/skills/``, ``libs/*/examples/skills/``, ``src/<server>/skills/``); servers
 are declared in MCP config files (``.mcp.json`` anywhere, ``.cursor/mcp.json``,
-``.vscode/mcp.json``, a plugin's ``.mcp.json`` or ``plugin.json``, …). A new kind is one
-finder function and one row. Reads files only; starts nothing; nothing from the network.
+``.vscode/mcp.json``, a plugin's ``.mcp.json`` or ``plugin.json``, …); memory files, subagents,
+commands and plugins sit where their hosts look for them. Each finder is named in its kind's
+row of :data:`pytest_toll.gate.kinds.FINDERS`. Reads files only; starts nothing; nothing from
+the network.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pytest_toll.core.errors import UsageError
-from pytest_toll.gate import starter_surface
+from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.gate.server_config import DeclaredServer, read_declarations
+from pytest_toll.surface.agents import (
+    AGENT_FOLDERS,
+    AGENT_SUFFIXES,
+    COMMAND_FOLDERS,
+    COMMAND_SUFFIX,
+    command_name,
+    delegate_name,
+)
+from pytest_toll.surface.memory import HOSTS, MEMORY_PLACES
+from pytest_toll.surface.plugins import MARKETPLACE_FILE, PLUGIN_FILE, marketplace_plugins
 
 SKILL_FILE = "SKILL.md"
 
@@ -54,10 +67,13 @@ TRANSCRIPT_ROOTS = ("transcripts", ".transcripts", "agent-transcripts")
 
 @dataclass(frozen=True)
 class Folder:
-    """One folder of the walk: its path relative to the root (``.`` for the root) and files."""
+    """One folder of the walk: its path relative to the root (``.`` for the root), its
+    files, and the folders in it the walk went on to (those that are symlinks apart)."""
 
     relative: str
     files: frozenset[str]
+    subfolders: tuple[str, ...] = ()
+    links: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,47 @@ class Tree:
     folders: tuple[Folder, ...]
     #: Folders holding SKILL.md (relative); the walk does not enter them further.
     skill_folders: tuple[str, ...]
+    #: A folder met a second time through a symlink: the path it was first listed under.
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def _by_path(self) -> dict[str, Folder]:
+        return {folder.relative: folder for folder in self.folders}
+
+    def folder(self, path: str) -> Folder | None:
+        """The folder at ``path`` (relative, as a host names it), under whichever path the
+        walk first met it; None when the walk did not list it (absent, skipped, outside)."""
+        listed = "."
+        for part in PurePosixPath(path).parts:
+            key = _join(listed, part)
+            listed = self.aliases.get(key, key)
+            if listed not in self._by_path:
+                return None
+        return self._by_path[listed]
+
+    def below(self, path: str) -> Iterator[tuple[str, Folder]]:
+        """``path`` and every folder under it, each named under ``path``, with its files. A
+        symlinked folder under ``path`` is not entered: a memory, command or transcripts
+        tree is the repository's own."""
+        top = self.folder(path)
+        pending = [] if top is None else [(path, top)]
+        while pending:
+            here, folder = pending.pop()
+            yield here, folder
+            for name in folder.subfolders:
+                if name in folder.links:
+                    continue
+                key = _join(folder.relative, name)
+                inner = self._by_path.get(self.aliases.get(key, key))
+                if inner is not None:
+                    pending.append((f"{here}/{name}", inner))
+
+    def is_file(self, path: str) -> bool:
+        """Whether the walk listed ``path`` and it is a file: a name the walk lists may be a
+        dangling symlink, which no host reads."""
+        where = PurePosixPath(path)
+        folder = self.folder(where.parent.as_posix())
+        return folder is not None and where.name in folder.files and (self.root / path).is_file()
 
 
 def _is_virtualenv(path: str) -> bool:
@@ -76,45 +133,75 @@ def walk(root: Path) -> Tree:
     """Every folder under ``root`` once, in sorted order; unreadable folders are skipped."""
     folders: list[Folder] = []
     skills: list[str] = []
-    seen: set[tuple[int, int]] = set()
+    first: dict[tuple[int, int], str] = {}
+    aliases: dict[str, str] = {}
     inside = os.path.realpath(root)
     for directory, subdirectories, files in os.walk(root, followlinks=True):
+        relative = Path(directory).relative_to(root).as_posix()
         try:
             here = os.stat(directory)
         except OSError:
             subdirectories[:] = []
             continue
-        if (here.st_dev, here.st_ino) in seen:  # a second link to it, or a loop
+        seen = first.get((here.st_dev, here.st_ino))
+        if seen is not None:  # a second link to it, or a loop
+            aliases[relative] = seen
             subdirectories[:] = []
             continue
-        seen.add((here.st_dev, here.st_ino))
-        relative = Path(directory).relative_to(root).as_posix()
-        folders.append(Folder(relative, frozenset(files)))
+        first[(here.st_dev, here.st_ino)] = relative
         if SKILL_FILE in files and relative != ".":
             # A skill's own files (templates, examples holding SKILL.md) are its data.
             skills.append(relative)
             subdirectories[:] = []
+            folders.append(Folder(relative, frozenset(files)))
             continue
-        subdirectories[:] = sorted(
-            name
-            for name in subdirectories
-            if name not in SKIPPED_FOLDERS
-            and not _is_virtualenv(os.path.join(directory, name))
-            and _inside(os.path.join(directory, name), inside)
-        )
-    return Tree(root, tuple(folders), tuple(skills))
+        kept: list[str] = []
+        links: set[str] = set()
+        for name in sorted(subdirectories):
+            path = os.path.join(directory, name)
+            if name in SKIPPED_FOLDERS or _is_virtualenv(path):
+                continue
+            if os.path.islink(path):
+                if not _inside(path, inside):
+                    continue
+                links.add(name)
+            kept.append(name)
+        subdirectories[:] = kept
+        folders.append(Folder(relative, frozenset(files), tuple(kept), frozenset(links)))
+    return Tree(root, tuple(folders), tuple(skills), aliases)
 
 
 def _inside(path: str, root: str) -> bool:
     """A symlinked folder is followed only when it stays in the repository: a link to ``/``
     or a home folder must not turn ``toll init`` into a walk of the whole disk."""
-    if not os.path.islink(path):
-        return True
     real = os.path.realpath(path)
     return real == root or real.startswith(root + os.sep)
 
 
 # --- finders ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Found:
+    """One thing ``toll init`` found: the ledger entry it becomes (no pins yet), and what
+    init says about it."""
+
+    #: The entry's name (the kind's own name for a whole section).
+    name: str
+    entry: Mapping[str, Any]
+    #: Where it was found, as init's "found" lines count it (a config file, a skills
+    #: folder); "" for a kind whose found lines name its entries instead.
+    place: str = ""
+    #: The file that declared it, named beside it when it cannot be measured.
+    origin: str = ""
+    #: Comment lines written above its entry (where it came from, what init changed).
+    comments: tuple[str, ...] = ()
+    #: Why it cannot become a measured entry: written commented out, never measured.
+    unusable: str | None = None
+
+
+#: What a finder returns: the entries found, and places read and ignored, with why.
+Finds = tuple[list[Found], list[str]]
 
 
 def _join(folder: str, name: str) -> str:
@@ -141,7 +228,7 @@ def _read_json(path: Path, where: str) -> Any:
         raise UsageError(f"{where}:{error.lineno}: not JSON: {error.msg}") from None
 
 
-def find_servers(tree: Tree) -> tuple[list[DeclaredServer], list[str]]:
+def find_servers(tree: Tree) -> Finds:
     """Every server declared anywhere, told apart by where it lives when names clash."""
     found: list[DeclaredServer] = []
     notes: list[str] = []
@@ -170,7 +257,17 @@ def find_servers(tree: Tree) -> tuple[list[DeclaredServer], list[str]]:
                 )
                 server = server.renamed(renamed)
             found.append(server)
-    return found, notes
+    return [
+        Found(
+            server.name,
+            server.entry,
+            place=server.origin,
+            origin=server.origin,
+            comments=(f"from {server.origin}", *server.notes),
+            unusable=server.unusable,
+        )
+        for server in found
+    ], notes
 
 
 def _unique(name: str, found: list[DeclaredServer]) -> str:
@@ -197,9 +294,10 @@ def _owner(group: str) -> str:
     return parts[-1].strip(".") if parts else "root"
 
 
-def find_skills(tree: Tree) -> list[tuple[str, str]]:
-    """(entry name, skill folder) for every skill; a name taken already gets its group's."""
-    found: list[tuple[str, str]] = []
+def find_skills(tree: Tree) -> Finds:
+    """Every skill folder; a name taken already gets its group's. The first skill of each
+    group carries the comment naming the group."""
+    found: list[Found] = []
     names: set[str] = set()
     for relative in tree.skill_folders:
         base = PurePosixPath(relative).name
@@ -209,77 +307,103 @@ def find_skills(tree: Tree) -> list[tuple[str, str]]:
         if name in names:
             name = relative
         names.add(name)
-        found.append((name, relative))
-    return found
+        place = f"{skill_group(relative)}/"
+        new_group = not found or found[-1].place != place
+        comments = (f"from {place}",) if new_group else ()
+        found.append(Found(name, {"path": relative}, place=place, comments=comments))
+    return found, []
 
 
-def find_transcripts(tree: Tree) -> str | None:
+def find_transcripts(tree: Tree) -> Finds:
+    """The first committed transcripts folder holding a JSONL file, as the one section."""
     for relative in TRANSCRIPT_ROOTS:
-        folder = tree.root / relative
-        if folder.is_dir() and any(folder.rglob("*.jsonl")):
-            return relative
-    return None
+        if any(
+            name.endswith(".jsonl") for _, folder in tree.below(relative) for name in folder.files
+        ):
+            return [Found("transcripts", {"roots": [relative]}, place=f"{relative}/")], []
+    return [], []
 
 
-@dataclass(frozen=True)
-class Discovery:
-    root: Path
-    servers: tuple[DeclaredServer, ...] = ()
-    #: (entry name, skill folder relative to root)
-    skills: tuple[tuple[str, str], ...] = ()
-    transcripts: str | None = None
-    #: Places that were read and ignored, with why (a second declaration of a name …).
-    notes: tuple[str, ...] = ()
-    #: Memory files, subagents, commands and plugins (:mod:`starter_surface`).
-    surface: starter_surface.SurfaceDiscovery = field(
-        default_factory=starter_surface.SurfaceDiscovery
-    )
-
-    @property
-    def empty(self) -> bool:
-        return not (self.servers or self.skills or self.transcripts) and self.surface.empty
-
-    def where(self) -> list[str]:
-        """What was found where, one line per place, for the user to check."""
-        lines: list[str] = []
-        configs: dict[str, int] = {}
-        for server in self.servers:
-            configs[server.origin] = configs.get(server.origin, 0) + 1
-        lines += [f"{origin}: {count} server(s)" for origin, count in configs.items()]
-        groups: dict[str, int] = {}
-        for _, relative in self.skills:
-            group = skill_group(relative)
-            groups[group] = groups.get(group, 0) + 1
-        lines += [f"{group}/: {count} skill(s)" for group, count in groups.items()]
-        if self.transcripts:
-            lines.append(f"{self.transcripts}/: transcripts")
-        for kind, found in self.surface.found.items():
-            if found:
-                lines.append(f"{kind}: {', '.join(name for name, _ in found)}")
-        return lines
+def find_memory(tree: Tree) -> Finds:
+    """One ``memory:`` entry per host with memory files at the root, named by the host."""
+    found: list[Found] = []
+    for host in HOSTS:
+        files, folders = MEMORY_PLACES[host]
+        paths = [*files]
+        for top, suffix in folders:
+            paths += [
+                f"{here}/{name}"
+                for here, folder in tree.below(top)
+                for name in folder.files
+                if name.endswith(suffix)
+            ]
+        if any(tree.is_file(path) for path in paths):
+            found.append(Found(host, {}))
+    return found, []
 
 
-#: One row per ledger kind: the Discovery field it fills and the finder that fills it.
-FINDERS: tuple[tuple[str, Callable[[Tree], Any]], ...] = (
-    ("servers", find_servers),
-    ("skills", find_skills),
-    ("transcripts", find_transcripts),
-)
+def _unique_in(name: str, names: set[str], folder: str) -> str:
+    if name in names:
+        name = f"{folder.strip('.').split('/')[0]}-{name}"
+    names.add(name)
+    return name
 
 
-def discover(root: Path) -> Discovery:
-    """What the repository at ``root`` declares; reads files only, starts nothing."""
-    tree = walk(root)
-    found: dict[str, Any] = {}
+def find_agents(tree: Tree) -> Finds:
+    """One ``agents:`` entry per subagent file in the project's folders, by the name its
+    host lists it under."""
+    found: list[Found] = []
+    names: set[str] = set()
+    for top in AGENT_FOLDERS:
+        folder = tree.folder(top)
+        files = sorted(folder.files) if folder is not None else []
+        for file in files:
+            path = f"{top}/{file}"
+            if PurePosixPath(file).suffix not in AGENT_SUFFIXES or not tree.is_file(path):
+                continue
+            try:
+                name = delegate_name(tree.root / path, tree.root)
+            except CouldNotJudge:
+                name = PurePosixPath(path).stem
+            found.append(Found(_unique_in(name, names, top), {"path": path}))
+    return found, []
+
+
+def find_commands(tree: Tree) -> Finds:
+    """One ``commands:`` entry per command file, named by its folder (``git:commit``)."""
+    found: list[Found] = []
+    names: set[str] = set()
+    for top in COMMAND_FOLDERS:
+        paths = sorted(
+            PurePosixPath(here, name)
+            for here, folder in tree.below(top)
+            for name in folder.files
+            if name.endswith(COMMAND_SUFFIX)
+        )
+        for path in paths:
+            name = command_name(tree.root / path, tree.root / top)
+            found.append(Found(_unique_in(name, names, top), {"path": path.as_posix()}))
+    return found, []
+
+
+def find_plugins(tree: Tree) -> Finds:
+    """The plugin at the root (``.claude-plugin/plugin.json``) and each plugin a
+    marketplace lists in the repository."""
+    found: list[Found] = []
+    listed: list[tuple[str, Path]] = []
     notes: list[str] = []
-    for field_name, finder in FINDERS:
-        result = finder(tree)
-        if field_name == "servers":
-            result, server_notes = result
-            notes += server_notes
-        found[field_name] = tuple(result) if isinstance(result, list) else result
-    surface = starter_surface.discover(root)
-    return Discovery(root=root, notes=(*notes, *surface.notes), surface=surface, **found)
+    if tree.is_file(MARKETPLACE_FILE):
+        try:
+            listed, notes = marketplace_plugins(tree.root)
+        except CouldNotJudge as error:
+            raise UsageError(str(error)) from None
+    if tree.is_file(PLUGIN_FILE):
+        found.append(Found(tree.root.resolve().name, {"path": "."}))
+    found += [
+        Found(name, {"path": Path(os.path.relpath(folder, tree.root)).as_posix()})
+        for name, folder in listed
+    ]
+    return found, notes
 
 
 def describe_search() -> str:

@@ -1,14 +1,16 @@
 """A starter ledger from what a repository already declares (``toll init``).
 
-Three steps, kept apart so each can be tested on its own:
+Three steps, kept apart so each can be tested on its own, each a loop over the kinds'
+``toll init`` rows (:data:`pytest_toll.gate.kinds.FINDERS`):
 
-1. :func:`discover` (:mod:`.discovery`) finds every folder holding a SKILL.md, every MCP
-   config and a committed transcripts folder anywhere in the tree — nothing outside the
+1. :func:`discover` walks the tree once (:mod:`.discovery`) and runs each kind's finder over
+   it: every folder holding a SKILL.md, every MCP config, a committed transcripts folder,
+   memory files, subagents, commands and plugins, anywhere they live — nothing outside the
    repository, nothing from the network;
-2. :func:`measure` weighs each one with the same measurers ``pytest --toll`` uses, so the
-   pins it writes are exactly what the first gate run measures;
+2. :func:`measure` weighs each one with its kind's measurer, the one ``pytest --toll`` uses,
+   so the pins it writes are exactly what the first gate run measures;
 3. :func:`render` writes the ledger text: pins as measured, budgets with headroom
-   (:func:`budget_for`), a comment on each entry saying where it came from. A server that
+   (:func:`budget_for`), a comment on each entry saying where it came from. An entry that
    cannot be measured is written commented out with the reason — never silently dropped —
    and a finding that exists already is written as an acknowledged rule override (its
    reason says toll init found it, and on which day), so a fresh ledger passes its own gate
@@ -28,19 +30,12 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import INIT_REASON_PREFIX
-from pytest_toll.gate import starter_surface
-from pytest_toll.gate.discovery import Discovery, discover, skill_group
+from pytest_toll.core.kinds import KINDS, KindName, kind_rank
+from pytest_toll.gate.discovery import Found, walk
+from pytest_toll.gate.kinds import FINDERS, measurer_of
 from pytest_toll.gate.ledger.write import INIT_PIN_NOTE
 from pytest_toll.gate.measurement import EntryContext
-from pytest_toll.gate.measurers import (
-    SKILL_LEVELS,
-    measure_servers_entry,
-    measure_skills_entry,
-    measure_transcripts_entry,
-)
 from pytest_toll.gate.server_config import DeclaredServer, server_entry
-from pytest_toll.transcripts.decisions import SHAPES_TO_DECIDE, initial_settings
-from pytest_toll.transcripts.scan import ReadOptions, scan
 
 #: The budget is the pin times this, rounded up to the next BUDGET_STEP tokens.
 HEADROOM = 1.25
@@ -54,39 +49,107 @@ def budget_for(pin: int, headroom: float = HEADROOM) -> int:
     return max(BUDGET_STEP, math.ceil(pin * headroom / BUDGET_STEP) * BUDGET_STEP)
 
 
+# --- discovering --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """What the repository holds, by kind (in :data:`FINDERS` order)."""
+
+    root: Path
+    found: Mapping[KindName, tuple[Found, ...]] = field(default_factory=dict)
+    #: Places that were read and ignored, with why (a second declaration of a name …).
+    notes: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not any(self.found.values())
+
+    def where(self) -> list[str]:
+        """What was found where, one line per place, for the user to check."""
+        lines: list[str] = []
+        for kind, found in self.found.items():
+            if KINDS[kind].whole_section:
+                lines += [f"{item.place}: {kind}" for item in found]
+            elif FINDERS[kind].counted_as:
+                places: dict[str, int] = {}
+                for item in found:
+                    places[item.place] = places.get(item.place, 0) + 1
+                noun = FINDERS[kind].counted_as
+                lines += [f"{place}: {count} {noun}" for place, count in places.items()]
+            elif found:
+                lines.append(f"{kind}: {', '.join(item.name for item in found)}")
+        return lines
+
+
+def discover(root: Path) -> Discovery:
+    """What the repository at ``root`` declares; reads files only, starts nothing."""
+    tree = walk(root)
+    found: dict[KindName, tuple[Found, ...]] = {}
+    notes: list[str] = []
+    for kind, finder in FINDERS.items():
+        entries, kind_notes = finder.find(tree)
+        found[kind] = tuple(entries)
+        notes += kind_notes
+    return Discovery(root, found, tuple(notes))
+
+
+# --- measuring --------------------------------------------------------------------------
+
+#: What became of one found entry: the entry to write, or why it could not be measured.
+Result = dict[str, Any] | str
+
+
 @dataclass
 class Starter:
     """What :func:`measure` made of a discovery: entries with pins, or a reason each failed."""
 
     discovery: Discovery
-    servers: list[tuple[DeclaredServer, dict[str, Any] | str]] = field(default_factory=list)
-    skills: list[tuple[str, str, dict[str, Any] | str]] = field(default_factory=list)
-    transcripts: dict[str, Any] | str | None = None
+    #: By kind, in :data:`FINDERS` order: each found entry and what became of it.
+    entries: dict[KindName, list[tuple[Found, Result]]] = field(default_factory=dict)
     #: Error-severity findings at init, each written as an acknowledged rule override.
     failing_findings: list[str] = field(default_factory=list)
     headroom: float = HEADROOM
     #: The date the acknowledgements say they were found on (ISO).
     today: str = field(default_factory=lambda: date.today().isoformat())
-    #: Top-level ``rules:`` acknowledgements (the transcripts kind has no rules of its own).
+    #: Top-level ``rules:`` acknowledgements (for a kind whose entry has no rules of its own).
     ledger_rules: dict[str, dict[str, Any]] = field(default_factory=dict)
-    surface: starter_surface.SurfaceStarter = field(default_factory=starter_surface.SurfaceStarter)
 
     @property
     def measured(self) -> int:
         """Entries the gate will measure (not commented out)."""
-        return (
-            sum(not isinstance(result, str) for _, result in self.servers)
-            + sum(not isinstance(result, str) for _, _, result in self.skills)
-            + isinstance(self.transcripts, dict)
-            + sum(
-                not isinstance(result, str)
-                for rows in self.surface.entries.values()
-                for _, _, result in rows
-            )
-        )
+        return sum(len(self.measured_entries(kind)) for kind in self.entries)
+
+    def measured_entries(self, kind: KindName) -> list[Found]:
+        """The entries of ``kind`` written to be measured (not commented out)."""
+        rows = self.entries.get(kind, [])
+        return [found for found, result in rows if not isinstance(result, str)]
+
+    def counts(self) -> list[str]:
+        """What the ledger measures, kind by kind (``3 skill(s)``, ``transcripts``)."""
+        counted: list[str] = []
+        for kind in FINDERS:
+            number = len(self.measured_entries(kind))
+            if FINDERS[kind].counted_as:
+                counted.append(f"{number} {FINDERS[kind].counted_as}")
+            elif number:
+                counted.append(kind if KINDS[kind].whole_section else f"{number} {kind}")
+        return counted
+
+    def not_measured(self) -> list[tuple[str, str]]:
+        """(what, why) of every entry written commented out: ``servers.x (.mcp.json)``."""
+        return [
+            (_label(kind, found) + (f" ({found.origin})" if found.origin else ""), result)
+            for kind in FINDERS
+            for found, result in self.entries.get(kind, [])
+            if isinstance(result, str)
+        ]
 
 
-# --- measuring --------------------------------------------------------------------------
+def _label(kind: KindName, found: Found) -> str:
+    """How a finding's message names an entry: ``servers.files``, ``transcripts``."""
+    return ".".join(KINDS[kind].keys(found.name))
+
 
 #: At most this many findings are quoted in one acknowledgement's reason (the rest counted).
 REASON_QUOTES = 3
@@ -125,83 +188,39 @@ def _failing(label: str, findings: Sequence[Mapping[str, Any]]) -> list[str]:
     ]
 
 
-def _transcripts_entry(root: Path, relative: str) -> dict[str, Any]:
-    report = scan([root / relative], ReadOptions())
-    threshold, pin = initial_settings([row.ok_tokens for row in report.shapes], report.waste_ratio)
-    heaviest = sorted(report.shapes, key=lambda row: -row.ok_tokens)[:SHAPES_TO_DECIDE]
-    decisions = {
-        row.shape: {"status": "watch", "reason": "written by toll init: decide replace/keep/watch"}
-        for row in heaviest
-        if row.ok_tokens > threshold
-    }
-    return {
-        "roots": [relative],
-        "decide_above_tokens": threshold,
-        "waste_ratio_pin": pin,
-        "decisions": decisions,
-    }
-
-
 def measure(discovery: Discovery, headroom: float = HEADROOM, today: str | None = None) -> Starter:
-    """Measure every discovered source as ``pytest --toll`` will; failures become reasons.
+    """Measure every discovered entry as ``pytest --toll`` will; failures become reasons.
 
-    A source that cannot be measured here (a server that needs the network, a variable that
+    An entry that cannot be measured here (a server that needs the network, a variable that
     is not set) cannot be measured by the gate either, so it is written commented out.
     """
     context = EntryContext(root=discovery.root)
     starter = Starter(discovery, headroom=headroom)
     if today is not None:
         starter.today = today
-    for server in discovery.servers:
-        if server.unusable:
-            starter.servers.append((server, server.unusable))
-            continue
-        try:
-            measured = measure_servers_entry(server.name, server.entry, context)
-        except CouldNotJudge as error:
-            starter.servers.append((server, str(error)))
-            continue
-        entry = dict(server.entry)
-        entry.update(budget=budget_for(measured.total, headroom), pin=measured.total)
-        entry["tools"] = dict(measured.parts)
-        _add_rules(entry, f"servers.{server.name}", measured.findings, starter)
-        starter.servers.append((server, entry))
-    for name, path in discovery.skills:
-        try:
-            measured = measure_skills_entry(name, {"path": path}, context)
-        except CouldNotJudge as error:
-            starter.skills.append((name, path, str(error)))
-            continue
-        levels = {level: int(measured.parts[level]) for level in SKILL_LEVELS}
-        entry = {"path": path, "budget": budget_for(measured.total, headroom), "pin": levels}
-        _add_rules(entry, f"skills.{name}", measured.findings, starter)
-        starter.skills.append((name, path, entry))
-    if discovery.transcripts is not None:
-        try:
-            entry = _transcripts_entry(discovery.root, discovery.transcripts)
-            checked = measure_transcripts_entry("transcripts", entry, context)
-            starter.transcripts = entry
-            starter.failing_findings += _failing("transcripts", checked.findings)
-            starter.ledger_rules.update(
-                _acknowledge("transcripts", checked.findings, starter.today)
-            )
-        except CouldNotJudge as error:
-            starter.transcripts = str(error)
-    starter.surface = starter_surface.measure(
-        discovery.surface, context, lambda pin: budget_for(pin, headroom)
-    )
-    for label, written, findings in starter.surface.findings:
-        _add_rules(written, label, findings, starter)
+    for kind, finder in FINDERS.items():
+        measurer = measurer_of(KINDS[kind])
+        rows = starter.entries[kind] = []
+        for found in discovery.found.get(kind, ()):
+            if found.unusable:
+                rows.append((found, found.unusable))
+                continue
+            try:
+                entry = finder.settle(found.entry, discovery.root) if finder.settle else found.entry
+                measured = measurer(found.name, entry, context)
+            except CouldNotJudge as error:
+                rows.append((found, str(error)))
+                continue
+            written = finder.entry(entry, measured, budget_for(measured.total, headroom))
+            label = _label(kind, found)
+            starter.failing_findings += _failing(label, measured.findings)
+            overrides = _acknowledge(label, measured.findings, starter.today)
+            if finder.ledger_rules:
+                starter.ledger_rules.update(overrides)
+            elif overrides:
+                written["rules"] = overrides
+            rows.append((found, written))
     return starter
-
-
-def _add_rules(
-    entry: dict[str, Any], label: str, findings: Sequence[Mapping[str, Any]], starter: Starter
-) -> None:
-    starter.failing_findings += _failing(label, findings)
-    overrides = _acknowledge(label, findings, starter.today)
-    if overrides:
-        entry["rules"] = overrides
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -268,17 +287,22 @@ def _block(name: str, entry: Mapping[str, Any], indent: str = "  ") -> list[str]
             )
             lines += [f"{indent}    {_key(str(rule))}: {_value(v)}" for rule, v in value.items()]
             continue
+        if key == "decisions" and isinstance(value, Mapping) and value:
+            lines.append(f"{indent}  decisions:")
+            lines += [f"{indent}    {_key(str(shape))}: {_value(v)}" for shape, v in value.items()]
+            continue
         comment = {
             "budget": "  # human ceiling: raise or lower it on purpose",
             "pin": f"  # machine: {INIT_PIN_NOTE}; --toll-update lowers it",
+            "waste_ratio_pin": "   # machine: ratchets down",
         }.get(key, "")
         lines.append(f"{indent}  {key}: {_value(value)}{comment}")
     return lines
 
 
-def _commented(name: str, entry: Mapping[str, Any], reason: str) -> list[str]:
-    lines = comment_lines(f"{_key(name)}: not measured — {reason}", "  # ")
-    lines += ["  # " + line[2:] for line in _block(name, entry)]
+def _commented(name: str, entry: Mapping[str, Any], reason: str, indent: str = "  ") -> list[str]:
+    lines = comment_lines(f"{_key(name)}: not measured — {reason}", f"{indent}# ")
+    lines += [f"{indent}# {line[len(indent) :]}" for line in _block(name, entry, indent)]
     return lines
 
 
@@ -301,71 +325,31 @@ def render(starter: Starter) -> str:
     if starter.ledger_rules:
         lines += ["", "rules:"]
         lines += [f"  {_key(rule)}: {_value(v)}" for rule, v in starter.ledger_rules.items()]
-    if starter.servers:
-        lines += ["", "servers:"]
-        for server, result in starter.servers:
-            lines.append(f"  # from {server.origin}")
-            for note in server.notes:
-                lines += comment_lines(note, "  # ")
-            if isinstance(result, str):
-                lines += _commented(server.name, server.entry, result)
-            else:
-                lines += _block(server.name, result)
-    if starter.skills:
-        lines += [
-            "",
-            "# Each skill's three loading levels are pinned and gated on their own.",
-            "skills:",
-        ]
-        group = None
-        for name, path, skill in starter.skills:
-            here = skill_group(path)
-            if here != group:
-                lines.append(f"  # from {here}/")
-                group = here
-            if isinstance(skill, str):
-                lines += _commented(name, {"path": path}, skill)
-            else:
-                lines += _block(name, skill)
-    lines += _surface_lines(starter.surface)
-    if isinstance(starter.transcripts, Mapping):
-        section = starter.transcripts
-        lines += [
-            "",
-            "# Tolls from the committed transcripts. The heaviest shapes are set to `watch`:",
-            "# decide each (replace: {with: …} / keep / watch, with a reason).",
-            "transcripts:",
-            f"  roots: {_value(section['roots'])}",
-            f"  decide_above_tokens: {section['decide_above_tokens']}",
-            f"  waste_ratio_pin: {section['waste_ratio_pin']}   # machine: ratchets down",
-        ]
-        if section["decisions"]:
-            lines.append("  decisions:")
-            lines += [
-                f"    {_key(shape)}: {_value(decision)}"
-                for shape, decision in section["decisions"].items()
-            ]
-    elif isinstance(starter.transcripts, str):
-        lines += [""]
-        lines += comment_lines(f"transcripts: not measured — {starter.transcripts}")
-        lines.append(f"#   roots: [{starter.discovery.transcripts}]")
+    for kind in sorted(starter.entries, key=kind_rank):
+        lines += _section(kind, starter.entries[kind])
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["DeclaredServer", "Discovery", "budget_for", "discover", "server_entry"]
-
-
-def _surface_lines(surface: starter_surface.SurfaceStarter) -> list[str]:
-    """The memory, agents, commands and plugins sections of the starter ledger."""
-    lines: list[str] = []
-    for kind in starter_surface.SURFACE_KINDS:
-        rows = surface.entries.get(kind) or []
-        if not rows:
-            continue
-        lines += ["", starter_surface.COMMENTS[kind], f"{kind}:"]
-        for name, entry, result in rows:
-            if isinstance(result, str):
-                lines += _commented(name, entry, result)
-            else:
-                lines += _block(name, result)
+def _section(kind: KindName, rows: Sequence[tuple[Found, Result]]) -> list[str]:
+    """One kind's section: its comment, then each entry (or why it is commented out) under
+    the comments its finder wrote; a whole section (``transcripts:``) is its one entry."""
+    if not rows:
+        return []
+    comment = [FINDERS[kind].comment] if FINDERS[kind].comment else []
+    if KINDS[kind].whole_section:
+        found, result = rows[0]
+        if isinstance(result, str):
+            return ["", *_commented(kind, found.entry, result, indent="")]
+        return ["", *comment, *_block(kind, result, indent="")]
+    lines = ["", *comment, f"{kind}:"]
+    for found, result in rows:
+        for text in found.comments:
+            lines += comment_lines(text, "  # ")
+        if isinstance(result, str):
+            lines += _commented(found.name, found.entry, result)
+        else:
+            lines += _block(found.name, result)
     return lines
+
+
+__all__ = ["DeclaredServer", "Discovery", "budget_for", "discover", "server_entry"]

@@ -15,7 +15,9 @@ import pytest
 from pytest_toll.cli import main
 from pytest_toll.cli.init import EXIT_NOTHING_TO_MEASURE
 from pytest_toll.core.secrets import forget_all, scrub
-from pytest_toll.gate.discovery import discover, walk
+from pytest_toll.gate.discovery import walk
+from pytest_toll.gate.starter import discover
+from pytest_toll.surface.memory import hosts_in
 
 DEMO_SKILL = Path(__file__).resolve().parents[2] / "examples" / "demo" / "skills" / "release-notes"
 
@@ -38,7 +40,7 @@ def test_skills_are_found_wherever_they_live_and_grouped_by_place(tmp_path: Path
     # A skill's own files are its data: an example SKILL.md inside one is no second skill.
     skill(tmp_path / "plugins" / "writer" / "skills" / "notes" / "references" / "example")
     found = discover(tmp_path)
-    assert found.skills == (
+    assert tuple((skill.name, skill.entry["path"]) for skill in found.found["skills"]) == (
         (".claude/skills/release-notes".rsplit("/", 1)[1], ".claude/skills/release-notes"),
         ("cli-release-notes", "libs/cli/examples/skills/release-notes"),
         ("notes", "plugins/writer/skills/notes"),
@@ -82,7 +84,7 @@ def test_mcp_configs_in_subprojects_and_plugins(tmp_path: Path) -> None:
     config(tmp_path / "apps" / "web" / ".mcp.json", {"docs": {"url": "https://other.test/mcp"}})
     config(tmp_path / "packages" / "data" / "mcp.json", {"unrelated": True}, key="data")
     found = discover(tmp_path)
-    assert [(s.name, s.origin, dict(s.entry)) for s in found.servers] == [
+    assert [(s.name, s.origin, dict(s.entry)) for s in found.found["servers"]] == [
         ("docs", ".mcp.json", {"url": "https://d.test/mcp"}),
         ("web-docs", "apps/web/.mcp.json", {"url": "https://other.test/mcp"}),
         ("chat", "plugins/chat/.mcp.json", {"command": ["bun", "run", "--cwd", "plugins/chat"]}),
@@ -142,15 +144,16 @@ def test_floating_packages_are_pinned_from_the_lockfile_or_named(tmp_path: Path)
             "fixed": {"command": "npx", "args": ["-y", "other@2.0.0"]},
         },
     )
-    servers = {server.name: server for server in discover(tmp_path).servers}
+    servers = {server.name: server for server in discover(tmp_path).found["servers"]}
     assert servers["node"].entry["command"] == ["npx", "-y", "@scope/srv@1.4.2"]
-    assert servers["node"].notes == (
+    assert servers["node"].comments == (
+        "from .mcp.json",
         "npx @scope/srv: pinned to 1.4.2, the version package-lock.json records",
     )
     assert servers["python"].entry["command"] == ["uvx", "py_srv@0.9.1"]
     assert servers["latest"].entry["command"] == ["npx", "-y", "other@latest"]
-    assert "not pinned, so each run fetches the newest other" in servers["latest"].notes[0]
-    assert servers["fixed"].notes == ()
+    assert "not pinned, so each run fetches the newest other" in servers["latest"].comments[1]
+    assert servers["fixed"].comments == ("from .mcp.json",)
 
 
 def test_nothing_to_measure_writes_no_ledger(
@@ -183,3 +186,43 @@ def test_a_server_found_in_a_subproject_is_measured(
     assert "found services/api/.mcp.json: 1 server(s)" in out.err
     assert "wrote toll.yaml: 1 server(s), 0 skill(s)" in out.out
     assert "      read_file: " in (tmp_path / "toll.yaml").read_text(encoding="utf-8")
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_the_surface_is_found_through_the_one_walk_as_its_hosts_read_it(tmp_path: Path) -> None:
+    """Memory files, subagents and commands come from the walk, not a search of their own:
+    a config folder reached through a symlink is read through it, a symlinked folder below
+    one is not entered, and nothing outside the repository is listed."""
+    root = tmp_path / "repo"
+    _write(root / ".claude" / "rules" / "style.md", "Use tabs.\n")
+    # .cursor/rules links to a folder the walk lists first (.ai sorts before .cursor).
+    _write(root / ".ai" / "rules" / "always.mdc", "---\nalwaysApply: true\n---\nBe brief.\n")
+    (root / ".cursor").mkdir()
+    os.symlink("../.ai/rules", root / ".cursor" / "rules")
+    _write(root / ".claude" / "commands" / "git" / "commit.md", "Commit it.\n")
+    _write(root / ".claude" / "commands" / "review.md", "Review the diff.\n")
+    _write(root / "docs" / "commands" / "extra.md", "Not a command: reached by a link.\n")
+    os.symlink("../../docs/commands", root / ".claude" / "commands" / "shared")
+    _write(root / ".claude" / "agents" / "reviewer.md", "---\nname: critic\n---\nBe harsh.\n")
+    _write(root / ".claude" / "agents" / "notes.txt", "not a subagent\n")
+    _write(tmp_path / "outside" / "spy.toml", 'name = "spy"\n')
+    (root / ".codex").mkdir()
+    os.symlink(tmp_path / "outside", root / ".codex" / "agents")
+    os.symlink(root / "no-such-file", root / "GEMINI.md")  # dangling: no host reads it
+    _write(root / "AGENTS.md", "Run the tests.\n")
+
+    found = discover(root).found
+    memory = [entry.name for entry in found["memory"]]
+    assert memory == ["claude", "codex", "cursor"] == hosts_in(root)
+    assert [(entry.name, entry.entry["path"]) for entry in found["commands"]] == [
+        ("git:commit", ".claude/commands/git/commit.md"),
+        ("review", ".claude/commands/review.md"),
+    ]
+    assert [(entry.name, entry.entry["path"]) for entry in found["agents"]] == [
+        ("critic", ".claude/agents/reviewer.md")
+    ]
+    assert found["plugins"] == ()

@@ -147,7 +147,7 @@ def test_server_declarations_in_each_shape(tmp_path: Path) -> None:
     )
     write_json(tmp_path / ".cursor" / "mcp.json", {"other": {}})
     found = discover(tmp_path)
-    assert [(s.name, s.origin, dict(s.entry)) for s in found.servers] == [
+    assert [(s.name, s.origin, dict(s.entry)) for s in found.found["servers"]] == [
         ("desk", "claude_desktop_config.json", {"command": ["python3", "-m", "desk"]})
     ]
     assert found.notes == (".cursor/mcp.json: no mcpServers object; nothing taken from it",)

@@ -16,10 +16,9 @@ from hypothesis import strategies as st
 from pytest_toll.cli import main
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import ERROR, WARN, RuleOverrides
-from pytest_toll.gate.discovery import Discovery
+from pytest_toll.gate.discovery import Found
 from pytest_toll.gate.ledger import ledger_from_text
-from pytest_toll.gate.server_config import DeclaredServer
-from pytest_toll.gate.starter import Starter, render
+from pytest_toll.gate.starter import Discovery, Starter, render
 from tests.plugin.inner import QUIET
 
 DEMO_SKILL = Path(__file__).resolve().parents[2] / "examples" / "demo" / "skills" / "release-notes"
@@ -32,13 +31,16 @@ DEMO_SKILL = Path(__file__).resolve().parents[2] / "examples" / "demo" / "skills
 @given(reason=st.text(), note=st.text(), name=st.text(min_size=1))
 def test_a_commented_out_server_always_loads(reason: str, note: str, name: str) -> None:
     """Whatever the reason (a traceback, CR, NEL, U+2028 …), every line stays a comment."""
-    server = DeclaredServer(name, ".mcp.json", {"command": ["srv", reason]}, notes=(note,))
+    server = Found(name, {"command": ["srv", reason]}, comments=("from .mcp.json", note))
     skill = {"path": "skills/a", "budget": 100, "pin": {"metadata": 1, "body": 2}}
+    transcripts = Found("transcripts", {"roots": ["transcripts"]})
     starter = Starter(
         Discovery(root=Path(".")),
-        servers=[(server, reason)],
-        skills=[("a", "skills/a", skill)],
-        transcripts=reason,
+        entries={
+            "servers": [(server, reason)],
+            "skills": [(Found("a", {"path": "skills/a"}), skill)],
+            "transcripts": [(transcripts, reason)],
+        },
     )
     ledger = ledger_from_text(render(starter), Path("toll.yaml"))
     assert not ledger.data.get("servers")
@@ -48,10 +50,35 @@ def test_a_commented_out_server_always_loads(reason: str, note: str, name: str) 
 
 def test_a_traceback_reason_is_commented_line_by_line() -> None:
     reason = 'Traceback (most recent call last):\n  File "x.py", line 1\nKeyError: "a: b"'
-    server = DeclaredServer("s", ".mcp.json", {"command": ["srv"]})
-    text = render(Starter(Discovery(root=Path(".")), servers=[(server, reason)]))
+    server = Found("s", {"command": ["srv"]}, comments=("from .mcp.json",))
+    text = render(Starter(Discovery(root=Path(".")), entries={"servers": [(server, reason)]}))
     assert '  #   File "x.py", line 1\n  # KeyError: "a: b"\n' in text
     ledger_from_text(text, Path("toll.yaml"))
+
+
+def test_the_ledger_is_written_in_the_kinds_order_whatever_order_init_found_them() -> None:
+    """Init names what it found in FINDERS order (transcripts third); the ledger's sections
+    follow the kinds' report order, and each row's comment heads its section."""
+    memory = {"budget": 100, "pin": {"CLAUDE.md": 12}}
+    section = {"roots": ["transcripts"], "decide_above_tokens": 0, "waste_ratio_pin": 0.5}
+    starter = Starter(
+        Discovery(root=Path(".")),
+        entries={
+            "transcripts": [(Found("transcripts", {"roots": ["transcripts"]}), section)],
+            "memory": [(Found("claude", {}), memory)],
+            "skills": [(Found("a", {"path": "skills/a"}), "no SKILL.md")],
+        },
+    )
+    text = render(starter)
+    assert text.index("\nskills:\n") < text.index("\nmemory:\n") < text.index("\ntranscripts:\n")
+    assert "# What each host loads from this repository at session start" in text
+    assert "  waste_ratio_pin: 0.5   # machine: ratchets down\n" in text
+    assert "decisions" not in text
+    data = ledger_from_text(text, Path("toll.yaml")).data
+    assert list(data) == ["version", "tokenizer", "skills", "memory", "transcripts"]
+    assert data["skills"] is None  # its one skill is written commented out
+    assert starter.counts() == ["0 server(s)", "0 skill(s)", "transcripts", "1 memory"]
+    assert starter.not_measured() == [("skills.a", "no SKILL.md")]
 
 
 # --- item 3: a fresh ledger passes its own gate ----------------------------------------------
