@@ -5,8 +5,9 @@ A kind says where its total pin and part pins live in an entry, whether it is on
 section (``transcripts:``) rather than a map of named entries, which of its numbers are
 gated, and what of it every request pays (the fixed cost). The report reads this table for
 order and fixed cost without loading a single measurer; the gate pairs each kind with its
-measurer in :mod:`pytest_toll.gate.kinds`. Adding a ledger kind is one :class:`Kind` here,
-one measurer there, and its part of the ledger's JSON Schema; no other module names a kind.
+measurer, and ``toll init`` with its finder, in :mod:`pytest_toll.gate.kinds`. Adding a
+ledger kind is one :class:`Kind` here, its rows there, and the files ARCHITECTURE.md's "A
+kind" recipe lists (its schema entries, ``toll.yaml.example``, ``docs/ledger.md``).
 
 Where pins live, per kind:
 
