@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_toll.core.kinds import KINDS
+from pytest_toll.core.settings import SETTINGS
 from pytest_toll.gate.ledger import DELETE
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.report.data import (
@@ -31,12 +32,13 @@ from pytest_toll.report.data import (
 
 @dataclass(frozen=True)
 class Policy:
-    """How to judge: the tolerance above a pin, and what an update may do."""
+    """How to judge: the tolerance above a pin, and what an update may do (by default, as
+    the settings' defaults say)."""
 
-    tolerance: int = 0
-    update: bool = False
-    allow_increase: bool = False
-    strict: bool = False
+    tolerance: int = SETTINGS["tolerance"].default
+    update: bool = SETTINGS["update"].default
+    allow_increase: bool = SETTINGS["allow_increase"].default
+    strict: bool = SETTINGS["strict"].default
 
 
 def _number(value: Any) -> float | None:
