@@ -6,9 +6,11 @@ ids, ``-k`` and ``--co`` work as for Python tests. An item measures its entry wi
 kind's measurer (:mod:`pytest_toll.gate.kinds`), judges it (:func:`pytest_toll.gate.ratchet.judge`),
 leaves the result on its report as a plain dict (how it reaches the xdist controller), and
 fails with a short table rather than a traceback. A test that measured with the ``toll``
-fixture, or is marked ``toll(budget=N)``, is judged the same way (:func:`judge_test`); what
-it captured (``toll(capture=True)``) travels on its result, one row per request. The
-``toll`` marker's arguments are checked here too (:func:`read_markers`), once, at collection.
+fixture, or is marked ``toll(budget=N)``, is judged by the gate's
+:func:`pytest_toll.gate.verdict.judge_test` from what its meter, marker and ledger entry
+hold (:func:`record_verdict`); what it captured (``toll(capture=True)``) travels on its
+result, one row per request. The ``toll`` marker's arguments are checked here too
+(:func:`read_markers`), once, at collection.
 """
 
 from __future__ import annotations
@@ -34,14 +36,14 @@ from pytest_toll._keys import (
     require_state,
     state_of,
 )
-from pytest_toll.calls.capture import CaptureReport
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.inert import inert, inert_lines, shown
-from pytest_toll.core.kinds import KINDS, RUN_PIN, TESTS_KIND, Kind
+from pytest_toll.core.kinds import KINDS, TESTS_KIND, Kind
 from pytest_toll.fixture import Toll
 from pytest_toll.gate.kinds import measurer_of
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.gate.ratchet import Policy, judge, stale_result
+from pytest_toll.gate.verdict import judge_test
 from pytest_toll.report.data import EntryResult
 from pytest_toll.report.markdown import request_line
 from pytest_toll.report.terminal import failure_text
@@ -219,117 +221,62 @@ def judged_call(
     except CouldNotJudge as error:
         # The toll fixture could not measure (a server that does not start, a missing
         # file): one clean message, as a ledger item shows it, not the fixture's frames.
-        judge_test(item, meter, budget, errored=True)
+        record_verdict(item, meter, budget, errored=True)
         pytest.fail(f"toll: could not measure: {inert_lines(str(error))}", pytrace=False)
     except BaseException:
-        judge_test(item, meter, budget, errored=True)
+        record_verdict(item, meter, budget, errored=True)
         raise
-    result = judge_test(item, meter, budget, errored=False)
+    result = record_verdict(item, meter, budget, errored=False)
     if result is not None and result.failed:
         pytest.fail(failure_text(result), pytrace=False)
     return outcome
 
 
-def judge_test(
+def record_verdict(
     item: pytest.Item, meter: Toll | None, budget: int | None, *, errored: bool
 ) -> EntryResult | None:
-    """Judge a test's measured total (and, when it captured, the sum of its requests against
-    ``run_budget`` and ``run_pin``); None when there is nothing to judge it against."""
+    """Judge what the test measured (:func:`pytest_toll.gate.verdict.judge_test`) from what
+    its meter, its marker and the ledger hold; show each captured request and the result in
+    ``user_properties``, keep the result for the controller and issue the warnings."""
     state = item.config.stash.get(STATE_KEY, None)
     nodeid = item.nodeid
     entry: dict[str, Any] = {}
     if state is not None:
         entry = state.ledger.section(TESTS_KIND.name).get(nodeid) or {}
+    # Stopping the capture records its largest request among the meter's records.
     captured = meter.finish_capture() if meter is not None else None
-    budget = _lowest(budget, meter.budget if meter is not None else None)
-    run_budget = _lowest(
-        item.stash.get(RUN_BUDGET_KEY, None), meter.run_budget if meter is not None else None
-    )
     if captured is not None:
         item.user_properties.extend(
             (REQUEST_PROPERTY, shown(request_line(request.as_dict())))
             for request in captured.requests
         )
-    strict = state is not None and state.policy.strict
-    capture_error = _capture_error(captured, strict=strict)
-    if captured is not None and not captured.requests and not strict:
-        item.warn(pytest.PytestWarning(f"{nodeid}: {NOTHING_CAPTURED}"))
-    measured = meter is not None and bool(meter.records)
-    if measured and meter is not None and state is None:
-        # Without --toll only the marker's budget is judged (no ledger), but JUnit XML still
-        # shows what the test measured.
-        item.user_properties.append((TOKENS_PROPERTY, meter.total))
-    if run_budget is not None and captured is None and not capture_error:
-        capture_error = (
-            "marked toll(run_budget=…) but captured nothing: the run budget grades the "
-            "requests a test captures (toll(capture=True) or toll.capture())"
-        )
-    gated = budget is not None or run_budget is not None
-    if (errored or not measured) and not gated and not entry and not capture_error:
-        # A failing or non-measuring test with no budget and no pin: nothing to judge.
-        return None
-    sent_nothing = captured is not None and not captured.requests and not capture_error
-    if sent_nothing and not measured and not entry:
-        # It said so (the warning); its budget grades nothing. A pinned test that stops
-        # sending is still an error below: its pin would otherwise go unguarded.
-        return None
     measurement: EntryMeasurement | None = None
-    error = ""
-    if errored:
-        error = "the test did not pass: its measurement is neither judged nor pinned"
-    elif capture_error:
-        error = capture_error
-    elif meter is None or not meter.records:
-        gate = "marked toll(budget=…)" if gated else "pinned in the ledger"
-        how = "capture its requests" if captured is not None else "measure with the toll fixture"
-        error = f"{gate} but measured nothing: {how}"
-    else:
-        run = {RUN_PIN: captured.total} if captured is not None and captured.judged else {}
-        measurement = EntryMeasurement(meter.total, meter.method, meter.parts(), other_pins=run)
-    result = judge(
-        kind=TESTS_KIND.name,
-        name=nodeid,
-        nodeid=nodeid,
-        line=state.ledger.line_of(TESTS_KIND.keys(nodeid)) if state is not None and entry else None,
-        entry=entry,
+    if meter is not None and meter.records:
+        measurement = EntryMeasurement(meter.total, meter.method, meter.parts())
+        if state is None:
+            # Without --toll only the marker's budget is judged (no ledger), but JUnit XML
+            # still shows what the test measured.
+            item.user_properties.append((TOKENS_PROPERTY, meter.total))
+    verdict = judge_test(
+        nodeid,
+        errored=errored,
         measurement=measurement,
+        captured=captured,
+        # The marker's, and those given to toll.capture(...).
+        budgets=(budget, meter.budget if meter is not None else None),
+        run_budgets=(
+            item.stash.get(RUN_BUDGET_KEY, None),
+            meter.run_budget if meter is not None else None,
+        ),
+        entry=entry,
+        line=state.ledger.line_of(TESTS_KIND.keys(nodeid)) if state is not None and entry else None,
         policy=state.policy if state is not None else Policy(),
-        error=error,
-        extra_budget=budget,
-        extra_other_budgets={RUN_PIN: run_budget},
     )
-    if captured is not None:
-        result.capture = captured.as_dict()
-    if state is not None:
-        record_result(item, result)
-    return result
-
-
-NOTHING_CAPTURED = (
-    "asked to capture LLM requests but captured none (Anthropic Messages, OpenAI Chat "
-    "Completions or Responses, Bedrock, Vertex or Gemini, sent through httpx or a boto3 "
-    "client while the test ran)"
-)
-
-
-def _lowest(*budgets: int | None) -> int | None:
-    given = [budget for budget in budgets if budget is not None]
-    return min(given) if given else None
-
-
-def _capture_error(captured: CaptureReport | None, *, strict: bool) -> str:
-    """Why a capture cannot be judged: a request that could not be measured (never a pass),
-    or, under ``--toll-strict``, no request at all."""
-    if captured is None:
-        return ""
-    if captured.unjudged:
-        first = captured.unjudged[0]
-        more = len(captured.unjudged) - 1
-        also = f" (and {more} more)" if more else ""
-        return f"could not judge captured request {first.describe()}: {first.error}{also}"
-    if not captured.requests and strict:
-        return f"{NOTHING_CAPTURED}; --toll-strict fails it"
-    return ""
+    for warning in verdict.warnings:
+        item.warn(pytest.PytestWarning(warning))
+    if verdict.result is not None and state is not None:
+        record_result(item, verdict.result)
+    return verdict.result
 
 
 def record_result(item: pytest.Item, result: EntryResult) -> None:

@@ -28,6 +28,7 @@ from pytest_toll._keys import (
     STATE_KEY,
     require_state,
 )
+from pytest_toll.core.settings import SETTINGS, Setting
 from pytest_toll.report.outputs import OUTPUTS
 
 if TYPE_CHECKING:
@@ -36,10 +37,10 @@ if TYPE_CHECKING:
     from pytest_toll.gate.settings import Sources
 
 # One of two modules that import the package's own modules inside functions (the other is
-# report.outputs, whose table this one reads): the gate, the items, the fixture's object and
-# the reports load the tokenizer's and the jobs' modules, so they are imported only once
-# ``--toll`` is on (or the ``toll`` fixture or marker is used), and ``pytest`` without
-# ``--toll`` pays for none of them.
+# report.outputs, whose table this one reads, as it reads core.settings'): the gate, the
+# items, the fixture's object and the reports load the tokenizer's and the jobs' modules, so
+# they are imported only once ``--toll`` is on (or the ``toll`` fixture or marker is used),
+# and ``pytest`` without ``--toll`` pays for none of them.
 
 
 # --- options ----------------------------------------------------------------------------
@@ -54,68 +55,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="measure and gate context-token costs against the toll.yaml ledger "
         "(every --toll-* option below turns it on too)",
     )
-    group.addoption(
-        "--toll-ledger", metavar="PATH", help="the ledger (default: toll.yaml at the rootdir)"
-    )
-    group.addoption(
-        "--toll-update",
-        action="store_true",
-        default=False,
-        help="write new pins and lower improved ones (never raises a pin on its own)",
-    )
-    group.addoption(
-        "--toll-allow-increase",
-        action="store_true",
-        default=False,
-        help="with --toll-update, also raise pins that regressed (shows in the diff)",
-    )
-    group.addoption(
-        "--toll-strict",
-        action="store_const",
-        const="true",
-        help="fail on stale entries (a pinned test that no longer exists) and on unpinned ones",
-    )
-    group.addoption(
-        "--toll-shard",
-        metavar="K/N",
-        help="this run is shard K of N (for `toll merge`); shard 1 measures the ledger's items",
-    )
-    group.addoption(
-        "--toll-window", metavar="TOKENS", help="context window for shares (default 1,000,000)"
-    )
-    group.addoption(
-        "--toll-tolerance", metavar="TOKENS", help="tokens allowed above a pin (default 0)"
-    )
+    for setting in SETTINGS.values():
+        _add_option(group, setting)
     for output in OUTPUTS.values():
         group.addoption(output.flag, metavar="PATH", help=output.help)
     for name, ini_type, help_text in _ini_options():
         parser.addini(f"toll_{name}", help_text, type=ini_type, default=None)  # type: ignore[arg-type]
 
 
+def _add_option(group: pytest.OptionGroup, setting: Setting) -> None:
+    if setting.metavar is not None:
+        group.addoption(setting.flag, metavar=setting.metavar, help=setting.help)
+    elif setting.ini_help is not None:
+        # A flag with an ini twin is None until given, so that the ini can set it.
+        group.addoption(setting.flag, action="store_const", const="true", help=setting.help)
+    else:
+        group.addoption(setting.flag, action="store_true", default=False, help=setting.help)
+
+
 #: Whole numbers in ini are typed where pytest can type them (8.4 and later); older pytest
-#: reads them as strings and :mod:`pytest_toll.gate.settings` parses them either way, naming
-#: the source of a bad one.
-_NUMBER = "int" if pytest.version_tuple >= (8, 4) else "string"
-#: The ini twins of the settings given by a value (name, pytest's ini type, help).
-_VALUE_INI_OPTIONS: tuple[tuple[str, str, str], ...] = (
-    ("ledger", "string", "path of the toll.yaml ledger, relative to the ini file"),
-    ("strict", "bool", "fail on stale ledger entries and unpinned ones (true/false)"),
-    ("window", _NUMBER, "context window in tokens for window shares"),
-    ("tolerance", _NUMBER, "tokens allowed above a pin"),
-)
+#: reads them as strings and the setting's parser takes either, the gate naming the source
+#: of a bad one.
+_INT = "int" if pytest.version_tuple >= (8, 4) else "string"
 
 
 def _ini_options() -> list[tuple[str, str, str]]:
-    """Every ``--toll-*`` ini twin: the settings', then one per report output."""
+    """Every ``toll_*`` ini twin (name, pytest's ini type, help): the settings', then one per
+    report output."""
+    settings = [
+        (name, _INT if setting.ini_type == "int" else setting.ini_type, setting.ini_help)
+        for name, setting in SETTINGS.items()
+        if setting.ini_help is not None
+    ]
     outputs = [(name, "string", f"{output.help} to this path") for name, output in OUTPUTS.items()]
-    return [*_VALUE_INI_OPTIONS, *outputs]
+    return [*settings, *outputs]
 
 
 def _implying_options() -> list[str]:
-    """Every ``--toll-*`` option besides ``--toll`` itself: given on the command line, each
-    turns ``--toll`` on (as syrupy's ``--snapshot-update`` does), so ``pytest --toll-update``
-    is never a silent no-op. Ini values do not: an ini file is read by every run."""
-    settings = ("ledger", "update", "allow_increase", "strict", "window", "tolerance")
+    """Every ``--toll-*`` option that turns ``--toll`` on when given on the command line (as
+    syrupy's ``--snapshot-update`` does), so ``pytest --toll-update`` is never a silent
+    no-op. Ini values do not: an ini file is read by every run."""
+    settings = [name for name, setting in SETTINGS.items() if setting.implies_toll]
     return [f"toll_{name}" for name in (*settings, *OUTPUTS)]
 
 
@@ -161,9 +141,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def _sources(config: pytest.Config) -> Sources:
     """Every setting's command-line and ini values, as the gate resolves them."""
     from pytest_toll.core.errors import UsageError
-    from pytest_toll.gate.settings import VALUE_SETTINGS, Sources
+    from pytest_toll.gate.settings import Sources
 
-    names = (*VALUE_SETTINGS, *OUTPUTS)
+    # The settings given by a value (on the command line and in ini), and the outputs.
+    names = [*(name for name, setting in SETTINGS.items() if setting.ini_help), *OUTPUTS]
     inipath = config.inipath
     ini: dict[str, Any] = {}
     for name in names:

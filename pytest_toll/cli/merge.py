@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_VIOLATION
 from pytest_toll.cli.options import positive_whole_number
+from pytest_toll.core.settings import SETTINGS
 from pytest_toll.gate.ledger import load_ledger
 from pytest_toll.gate.merge import load_shard_report, merge_shards
 from pytest_toll.report.data import OUTCOME_ERROR, SessionReport
@@ -39,17 +40,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="how many shards the matrix ran: fewer reports is 'could not judge'",
     )
-    parser.add_argument(
-        "--update",
-        action="store_true",
-        help="write new pins and lower improved ones, once, as --toll-update does",
-    )
-    parser.add_argument(
-        "--allow-increase", action="store_true", help="with --update, also raise regressed pins"
-    )
-    parser.add_argument(
-        "--strict", action="store_true", help="fail on stale ledger entries (as --toll-strict)"
-    )
+    for setting in SETTINGS.values():
+        if setting.merge_help is not None:
+            parser.add_argument(setting.merge_flag, action="store_true", help=setting.merge_help)
     for output in OUTPUTS.values():
         if output.on_merge:
             parser.add_argument(

@@ -24,6 +24,7 @@ from typing import Any
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.kinds import KINDS, TESTS_KIND
 from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES
+from pytest_toll.core.settings import SETTINGS
 from pytest_toll.core.textio import MissingFile, load_json, read_file_bytes
 from pytest_toll.gate.ledger import Ledger
 from pytest_toll.gate.measurement import EntryMeasurement
@@ -45,7 +46,13 @@ from pytest_toll.report.data import (
 )
 
 #: Report fields every shard must share: a merge of different settings would judge nothing.
-_SHARED = ("tool_version", "tokenizer", "ledger", "ledger_sha256", "window", "tolerance")
+_SHARED = (
+    "tool_version",
+    "tokenizer",
+    "ledger",
+    "ledger_sha256",
+    *(name for name, setting in SETTINGS.items() if setting.shards_agree),
+)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_toll.core.kinds import KINDS
+from pytest_toll.core.settings import SETTINGS
 from pytest_toll.gate.ledger import DELETE
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.report.data import (
@@ -31,12 +32,13 @@ from pytest_toll.report.data import (
 
 @dataclass(frozen=True)
 class Policy:
-    """How to judge: the tolerance above a pin, and what an update may do."""
+    """How to judge: the tolerance above a pin, and what an update may do (by default, as
+    the settings' defaults say)."""
 
-    tolerance: int = 0
-    update: bool = False
-    allow_increase: bool = False
-    strict: bool = False
+    tolerance: int = SETTINGS["tolerance"].default
+    update: bool = SETTINGS["update"].default
+    allow_increase: bool = SETTINGS["allow_increase"].default
+    strict: bool = SETTINGS["strict"].default
 
 
 def _number(value: Any) -> float | None:
@@ -66,7 +68,7 @@ def pins_of(kind: str, entry: Mapping[str, Any]) -> tuple[int | None, dict[str, 
     return (sum(loaded) if loaded else None), parts
 
 
-def _lowest_budget(*budgets: int | None) -> int | None:
+def lowest_budget(*budgets: int | None) -> int | None:
     given = [budget for budget in budgets if budget is not None]
     return min(given) if given else None
 
@@ -92,7 +94,7 @@ def judge(
     """
     pin, part_pins = pins_of(kind, entry)
     gated_parts = KINDS[kind].gated_parts
-    budget = _lowest_budget(_int_or_none(entry.get("budget")), extra_budget)
+    budget = lowest_budget(_int_or_none(entry.get("budget")), extra_budget)
     if measurement is None:
         parts = [PartResult(part, None, value) for part, value in part_pins.items()]
         return EntryResult(
@@ -191,7 +193,7 @@ def _other_pins(
     for key, value in measurement.other_pins.items():
         other: dict[str, Any] = {"key": key, "measured": value, "pin": _number(entry.get(key))}
         if key in gated:
-            other["budget"] = _lowest_budget(
+            other["budget"] = lowest_budget(
                 _int_or_none(entry.get(gated[key])), extra_budgets.get(key)
             )
         others.append(other)

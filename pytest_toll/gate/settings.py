@@ -1,13 +1,16 @@
 """The ``--toll-*`` settings: one place decides each (command line > ini > ledger > default).
 
-A bad value is reported with its source (the flag, the ini file and key, or the ledger's
-file and line). Also where the ledger is, and opening it: :func:`open_ledger` finds its path
-(the one place that does), and the opened :class:`Ledger`'s ``path`` is where it is.
+What the settings are (option, ini twin, parser, default, ledger key) is the table of
+:mod:`pytest_toll.core.settings`, and of the report files
+:data:`pytest_toll.report.outputs.OUTPUTS`; here they are resolved. A bad value is reported
+with its source (the flag, the ini file and key, or the ledger's file and line). Also where
+the ledger is, and opening it: :func:`open_ledger` finds its path (the one place that does),
+and the opened :class:`Ledger`'s ``path`` is where it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,22 +18,23 @@ from typing import Any
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.core.models import Catalogue, load_models
+from pytest_toll.core.settings import SETTINGS
 from pytest_toll.gate.ledger import DEFAULT_NAME, Ledger, load_ledger
 from pytest_toll.gate.ratchet import Policy
 from pytest_toll.report.outputs import OUTPUTS
 
-DEFAULT_TOLERANCE = 0
-
 
 @dataclass(frozen=True)
 class Settings:
-    """Every resolved ``--toll-*`` setting but the ledger's path (``Ledger.path``)."""
+    """Every resolved ``--toll-*`` setting but the ledger's path (``Ledger.path``) and the
+    shard (``TollState.shard``): a field per row of :data:`pytest_toll.core.settings.SETTINGS`
+    with a parser or a flag, its default the row's."""
 
-    window: int = DEFAULT_WINDOW
-    tolerance: int = DEFAULT_TOLERANCE
-    strict: bool = False
-    update: bool = False
-    allow_increase: bool = False
+    window: int = SETTINGS["window"].default
+    tolerance: int = SETTINGS["tolerance"].default
+    strict: bool = SETTINGS["strict"].default
+    update: bool = SETTINGS["update"].default
+    allow_increase: bool = SETTINGS["allow_increase"].default
     #: The report files asked for: an output's name (a row of ``report.outputs.OUTPUTS``)
     #: and where to write it.
     outputs: Mapping[str, Path] = field(default_factory=dict)
@@ -58,47 +62,8 @@ class Sources:
     rootdir: Path
 
 
-def _integer(value: Any, minimum: int, what: str) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"{what}, not {value!r}")
-    if isinstance(value, int):
-        number = value
-    else:
-        text = str(value).strip().replace("_", "").replace(",", "")
-        if not text.lstrip("-").isdigit():
-            raise ValueError(f"{what}, not {value!r}")
-        number = int(text)
-    if number < minimum:
-        raise ValueError(f"{what}, not {value!r}")
-    return number
-
-
-def _boolean(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"must be true or false, not {value!r}")
-
-
-_PARSERS: dict[str, Callable[[Any], Any]] = {
-    "window": lambda value: _integer(value, 1, "must be a positive whole number of tokens"),
-    "tolerance": lambda value: _integer(value, 0, "must be a whole number of tokens >= 0"),
-    "strict": _boolean,
-}
-#: The settings given by a value (on the command line and in ini), besides the outputs.
-VALUE_SETTINGS = ("ledger", "strict", "window", "tolerance")
-
-
 def _flag(name: str) -> str:
-    return OUTPUTS[name].flag if name in OUTPUTS else f"--toll-{name}"
-
-
-#: Settings a ledger may carry at its top level.
-LEDGER_KEYS = ("window", "tolerance")
+    return SETTINGS[name].flag if name in SETTINGS else OUTPUTS[name].flag
 
 
 def _pick(name: str, sources: Sources) -> tuple[Any, str, Path | None]:
@@ -127,16 +92,19 @@ def resolve_settings(
 ) -> Settings:
     """CLI > ini > ledger > default, for every setting; a bad value names its source."""
     values: dict[str, Any] = {}
-    for name, parse in _PARSERS.items():
+    for name, setting in SETTINGS.items():
+        if setting.parse is None:
+            continue
         value, source, _ = _pick(name, sources)
-        if value is None and ledger is not None and name in LEDGER_KEYS and name in ledger.data:
-            value = ledger.data[name]
-            line = ledger.line_of((name,))
+        key = setting.ledger_key
+        if value is None and ledger is not None and key is not None and key in ledger.data:
+            value = ledger.data[key]
+            line = ledger.line_of((key,))
             source = f"{ledger.path}:{line}" if line else str(ledger.path)
         if value is None:
             continue
         try:
-            values[name] = parse(value)
+            values[name] = setting.parse(value)
         except ValueError as error:
             raise UsageError(f"{source}: {name} {error}") from None
     if "window" not in values and ledger is not None and ledger.data.get("model"):
@@ -148,14 +116,7 @@ def resolve_settings(
             outputs[name] = (base or sources.invocation_dir) / Path(str(value))
     if allow_increase and not update:
         raise UsageError("--toll-allow-increase only applies with --toll-update")
-    return Settings(
-        window=values.get("window", DEFAULT_WINDOW),
-        tolerance=values.get("tolerance", DEFAULT_TOLERANCE),
-        strict=values.get("strict", False),
-        update=update,
-        allow_increase=allow_increase,
-        outputs=outputs,
-    )
+    return Settings(**values, update=update, allow_increase=allow_increase, outputs=outputs)
 
 
 def ledger_catalogue(ledger: Ledger) -> Catalogue:
