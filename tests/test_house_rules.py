@@ -11,7 +11,9 @@
 - layers point down: ``core`` imports no sibling subpackage; the jobs and ``report`` never
   import ``gate``; nothing below the adapters imports them; so rendering a report
   (``import pytest_toll.report.markdown``) loads no job and no gate module;
-- ARCHITECTURE.md names every module of the package.
+- ARCHITECTURE.md names every module of the package;
+- one name per idea: no top-level function is written twice under one name (the same code in
+  two modules is one idea, defined once and imported).
 """
 
 from __future__ import annotations
@@ -316,3 +318,39 @@ def test_the_map_check_misses_an_unnamed_module() -> None:
     assert not _named_in_the_map(PACKAGE / "gate" / "ledger" / "read.py", text)
     # A path inside another path is no name: `ledger/lock.py` alone does not map gate's.
     assert not _named_in_the_map(PACKAGE / "gate" / "ledger" / "lock.py", "`ledger/lock.py`")
+
+
+def _code_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """What a function does, docstring aside: its arguments, return type and body."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    parts = [function.args, *body] + ([function.returns] if function.returns else [])
+    return "\n".join(ast.dump(part) for part in parts)
+
+
+def _written_twice(sources: dict[str, str]) -> list[str]:
+    """Top-level functions of one name and the same code in more than one module."""
+    where: dict[tuple[str, str], list[str]] = {}
+    for module, source in sources.items():
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                where.setdefault((node.name, _code_of(node)), []).append(module)
+    return sorted(
+        f"{name} in {', '.join(modules)}" for (name, _), modules in where.items() if len(modules) > 1
+    )
+
+
+def test_no_function_is_written_twice_under_one_name() -> None:
+    """A copy of a function under its own name is one idea with two homes (``metadata_text``
+    was in skills' and surface's records): it is defined once and imported."""
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    assert _written_twice(sources) == []
+
+
+def test_the_copy_finder_finds_a_copy() -> None:
+    text = 'def label(a: str) -> str:\n    """A label."""\n    return a + ":"\n'
+    other = 'def label(a: str) -> str:\n    return a + ":"\n'
+    changed = 'def label(a: str) -> str:\n    return a + "::"\n'
+    assert _written_twice({"one": text, "two": other}) == ["label in one, two"]
+    assert _written_twice({"one": text, "two": changed}) == []

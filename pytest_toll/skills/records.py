@@ -125,5 +125,6 @@ class SkillsReport:
 
 
 def metadata_text(name: str, description: str) -> str:
-    """What a host lists for an installed skill at the start of every session."""
+    """What a host lists at the start of every session for an installed skill, a subagent or
+    a command: its name and description, bare of the host's framing (a bullet, a slash)."""
     return f"{name}: {description}"

@@ -29,9 +29,10 @@ from typing import Any
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import RuleOverrides, worst_first
+from pytest_toll.skills.records import metadata_text
 from pytest_toll.surface import rules as surface_rules
 from pytest_toll.surface.files import read_text_inside, relative, split_frontmatter, walk_files
-from pytest_toll.surface.records import Delegate, DelegatesReport, metadata_text
+from pytest_toll.surface.records import Delegate, DelegatesReport
 
 AGENT = "agent"
 COMMAND = "command"

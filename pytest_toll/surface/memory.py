@@ -39,10 +39,10 @@ from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding, RuleOverrides, worst_first
 from pytest_toll.core.textio import decode_text
 from pytest_toll.skills.parse import normalize_newlines
+from pytest_toll.skills.references import is_inside
 from pytest_toll.surface import rules as surface_rules
 from pytest_toll.surface.files import (
     SKIPPED_DIRECTORIES,
-    is_inside,
     read_inside,
     read_text_inside,
     relative,

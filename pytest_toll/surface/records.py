@@ -186,8 +186,3 @@ class PluginReport:
             "mcp_servers": list(self.mcp_servers),
             "findings": [finding.as_dict() for finding in self.findings],
         }
-
-
-def metadata_text(name: str, description: str) -> str:
-    """What a host lists for a subagent or a command (as for a skill, bare of framing)."""
-    return f"{name}: {description}"
