@@ -29,7 +29,7 @@ from pytest_toll.definitions.tools import load_tools_file, normalize_tools
 from pytest_toll.definitions.weigh import ToolsReport, weigh
 from pytest_toll.gate.measurers import skill_levels
 from pytest_toll.skills.measure import measure_skills
-from pytest_toll.skills.records import SkillsReport
+from pytest_toll.skills.report import SkillsReport
 from pytest_toll.transcripts.report import ScanReport
 from pytest_toll.transcripts.scan import ReadOptions
 from pytest_toll.transcripts.scan import scan as scan_tolls

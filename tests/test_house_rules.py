@@ -337,7 +337,9 @@ def _written_twice(sources: dict[str, str]) -> list[str]:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 where.setdefault((node.name, _code_of(node)), []).append(module)
     return sorted(
-        f"{name} in {', '.join(modules)}" for (name, _), modules in where.items() if len(modules) > 1
+        f"{name} in {', '.join(modules)}"
+        for (name, _), modules in where.items()
+        if len(modules) > 1
     )
 
 

@@ -21,8 +21,8 @@ from pytest_toll.surface.agents import (
 )
 from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, hosts_in, measure_memory
 from pytest_toll.surface.plugins import PLUGIN_FILE, marketplace_plugins, measure_plugin
-from pytest_toll.surface.records import DelegatesReport
 from pytest_toll.surface.render import Surface, render_fresh, render_text
+from pytest_toll.surface.report import DelegatesReport
 
 #: Project skill folders a fresh session lists (as ``toll init`` finds them).
 SKILL_FOLDERS = (".claude/skills", ".codex/skills", ".agents/skills")

@@ -32,7 +32,8 @@ from pytest_toll.core.findings import RuleOverrides, worst_first
 from pytest_toll.skills.records import metadata_text
 from pytest_toll.surface import rules as surface_rules
 from pytest_toll.surface.files import read_text_inside, relative, split_frontmatter, walk_files
-from pytest_toll.surface.records import Delegate, DelegatesReport
+from pytest_toll.surface.records import Delegate
+from pytest_toll.surface.report import DelegatesReport
 
 AGENT = "agent"
 COMMAND = "command"

@@ -50,7 +50,8 @@ from pytest_toll.surface.files import (
     walk_files,
 )
 from pytest_toll.surface.imports import MAX_IMPORT_HOPS, find_imports, looks_like_path, resolve
-from pytest_toll.surface.records import ALWAYS_ON, ON_DEMAND, MemoryFile, MemoryReport
+from pytest_toll.surface.records import ALWAYS_ON, ON_DEMAND, MemoryFile
+from pytest_toll.surface.report import MemoryReport
 
 HOSTS = ("claude", "codex", "gemini", "copilot", "cursor")
 #: Codex's default ``project_doc_max_bytes``.

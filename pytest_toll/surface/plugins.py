@@ -28,7 +28,8 @@ from pytest_toll.skills.measure import find_skill_folders, measure_skills
 from pytest_toll.skills.references import is_inside
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
 from pytest_toll.surface.files import relative
-from pytest_toll.surface.records import Component, PluginReport
+from pytest_toll.surface.records import Component
+from pytest_toll.surface.report import PluginReport
 
 PLUGIN_FILE = ".claude-plugin/plugin.json"
 MARKETPLACE_FILE = ".claude-plugin/marketplace.json"
