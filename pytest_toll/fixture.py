@@ -28,7 +28,7 @@ from pytest_toll.definitions.source import weigh_source
 from pytest_toll.definitions.tools import load_tools_file, normalize_tools
 from pytest_toll.definitions.weigh import ToolsReport, weigh
 from pytest_toll.gate.measurers import skill_levels
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.skills.report import SkillsReport
 from pytest_toll.transcripts.report import ScanReport
 from pytest_toll.transcripts.scan import ReadOptions

@@ -13,7 +13,8 @@
   (``import pytest_toll.report.markdown``) loads no job and no gate module;
 - ARCHITECTURE.md names every module of the package;
 - one name per idea: no top-level function is written twice under one name (the same code in
-  two modules is one idea, defined once and imported).
+  two modules is one idea, defined once and imported), and no two modules are one word with
+  and without ``-ing`` (``diff``/``diffing``, ``measure``/``measuring``).
 """
 
 from __future__ import annotations
@@ -356,3 +357,39 @@ def test_the_copy_finder_finds_a_copy() -> None:
     changed = 'def label(a: str) -> str:\n    return a + "::"\n'
     assert _written_twice({"one": text, "two": other}) == ["label in one, two"]
     assert _written_twice({"one": text, "two": changed}) == []
+
+
+def _ing_forms(word: str) -> set[str]:
+    """``measure`` -> ``measuring``, ``diff`` -> ``diffing``, ``load`` -> ``loading``."""
+    forms = {word + "ing", word + word[-1:] + "ing"}
+    if word.endswith("e"):
+        forms.add(word[:-1] + "ing")
+    return forms
+
+
+def _one_word_twice(modules: list[str]) -> list[str]:
+    """Pairs of modules named by one word with and without ``-ing``, wherever they live."""
+    by_word: dict[str, list[str]] = {}
+    for module in modules:
+        by_word.setdefault(module.rsplit(".", 1)[-1], []).append(module)
+    return sorted(
+        f"{first} / {second}"
+        for word, firsts in by_word.items()
+        for form in _ing_forms(word)
+        for first in firsts
+        for second in by_word.get(form, [])
+    )
+
+
+def test_no_two_modules_are_one_word_with_and_without_ing() -> None:
+    """``definitions/diff.py`` beside ``calls/diffing.py`` made a reader ask whether they were
+    two ideas; a job's module is named by the noun of its work (``measuring``, ``diffing``).
+    A verb's module in ``cli/`` is named by the verb the user types (``toll measure``), so the
+    CLI is left out."""
+    modules = [name for name in _modules() if not _in(name, "cli")]
+    assert _one_word_twice(modules) == []
+
+
+def test_the_ing_finder_finds_a_pair() -> None:
+    modules = ["p.a.diff", "p.b.diffing", "p.a.measure", "p.c.measuring", "p.d.loading"]
+    assert _one_word_twice(modules) == ["p.a.diff / p.b.diffing", "p.a.measure / p.c.measuring"]

@@ -11,7 +11,7 @@ from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION
 from pytest_toll.cli.options import add_json_option
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import has_errors
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.surface.agents import (
     AGENT,
     AGENT_FOLDERS,

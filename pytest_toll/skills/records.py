@@ -6,7 +6,7 @@ installed skill at the start of a session), ``body`` (SKILL.md after its frontma
 on activation) and ``references`` (files inside the skill folder that the body, or a file it
 loads, names: read on demand). Beside them, ``executed``: scripts the skill runs, whose
 source is not loaded (only their output is, and that cannot be known ahead). The measuring
-lives in :mod:`pytest_toll.skills.measure`, the judging in :mod:`pytest_toll.skills.rules`;
+lives in :mod:`pytest_toll.skills.measuring`, the judging in :mod:`pytest_toll.skills.rules`;
 both read these records, and the measurement is a :class:`pytest_toll.skills.report.SkillsReport`.
 """
 

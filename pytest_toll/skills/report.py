@@ -1,6 +1,6 @@
 """What measuring a catalogue gives: the SkillsReport, per-skill levels, totals and findings.
 
-Source -> records -> measurement: :mod:`pytest_toll.skills.measure` reads a skill folder into
+Source -> records -> measurement: :mod:`pytest_toll.skills.measuring` reads a skill folder into
 :class:`pytest_toll.skills.records.Skill` records and gathers them here with their findings.
 """
 
