@@ -14,7 +14,8 @@
 - ARCHITECTURE.md names every module of the package;
 - one name per idea: no top-level function is written twice under one name (the same code in
   two modules is one idea, defined once and imported), and no two modules are one word with
-  and without ``-ing`` (``diff``/``diffing``, ``measure``/``measuring``).
+  and without ``-ing`` (``diff``/``diffing``, ``measure``/``measuring``); a class's ``kind``
+  is a ledger kind.
 """
 
 from __future__ import annotations
@@ -393,3 +394,56 @@ def test_no_two_modules_are_one_word_with_and_without_ing() -> None:
 def test_the_ing_finder_finds_a_pair() -> None:
     modules = ["p.a.diff", "p.b.diffing", "p.a.measure", "p.c.measuring", "p.d.loading"]
     assert _one_word_twice(modules) == ["p.a.diff / p.b.diffing", "p.a.measure / p.c.measuring"]
+
+
+#: Classes whose ``kind`` is a ledger kind (``servers``, ``skills``, ``tests``…), the only
+#: meaning the name has: a report entry and its dict, and the pytest items of a ledger section.
+LEDGER_KIND_HOLDERS = frozenset(
+    {
+        "pytest_toll.report.data.EntryResult",
+        "pytest_toll.report.data._EntryFields",
+        "pytest_toll.items.LedgerSection",
+        "pytest_toll.items.LedgerItem",
+    }
+)
+
+
+def _kind_holders(sources: dict[str, str]) -> set[str]:
+    """Classes that declare a ``kind`` field or set ``self.kind``."""
+    found: set[str] = set()
+    for module, source in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
+                    named = inner.target.id
+                elif (
+                    isinstance(inner, ast.Attribute)
+                    and isinstance(inner.ctx, ast.Store)
+                    and isinstance(inner.value, ast.Name)
+                    and inner.value.id == "self"
+                ):
+                    named = inner.attr
+                else:
+                    continue
+                if named == "kind":
+                    found.add(f"{module}.{node.name}")
+    return found
+
+
+def test_a_class_kind_is_a_ledger_kind() -> None:
+    """``kind`` named a ledger kind, the fixture's record source, a broken reference's reason
+    and a message block's type; each of the others has its own name now."""
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    assert _kind_holders(sources) <= LEDGER_KIND_HOLDERS
+    assert _kind_holders(sources) & LEDGER_KIND_HOLDERS  # the finder sees the real ones
+
+
+def test_the_kind_finder_finds_a_field_and_an_attribute() -> None:
+    source = (
+        "class Record:\n    kind: str\n"
+        "class Item:\n    def __init__(self) -> None:\n        self.kind = 1\n"
+        "class Other:\n    name: str\n"
+    )
+    assert _kind_holders({"m": source}) == {"m.Record", "m.Item"}

@@ -244,8 +244,8 @@ def measure_request(sent: SentRequest, catalogue: Catalogue) -> MeasuredRequest 
     except (ValueError, UnicodeDecodeError) as error:
         return replace(request, error=f"the body is not JSON: {error}")
     if not isinstance(body, dict):
-        kind = describe_type(body, "json")
-        return replace(request, error=f"the body must be a JSON object, not {kind}")
+        found_type = describe_type(body, "json")
+        return replace(request, error=f"the body must be a JSON object, not {found_type}")
     try:
         call = read_call(sent.api, sent.path, body)
     except CouldNotJudge as error:

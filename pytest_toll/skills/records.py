@@ -35,10 +35,10 @@ class Reference:
 
 @dataclass(frozen=True)
 class BrokenReference:
-    """A reference that was not read: ``kind`` is ``missing``, ``escape`` or ``unreadable``."""
+    """A reference that was not read: ``reason`` is ``missing``, ``escape`` or ``unreadable``."""
 
     target: str
-    kind: str
+    reason: str
     detail: str
 
 

@@ -132,8 +132,8 @@ def find_delegates(path: Path, role: str) -> list[tuple[Path, Path]]:
     else:
         found = walk_files(path, ".md")
     if not found:
-        kind = "subagent (*.md, *.toml)" if role == AGENT else "command (*.md)"
-        raise CouldNotJudge(f"{path}: no {kind} file found")
+        wanted = "subagent (*.md, *.toml)" if role == AGENT else "command (*.md)"
+        raise CouldNotJudge(f"{path}: no {wanted} file found")
     return [(file, path) for file in found]
 
 

@@ -79,8 +79,8 @@ def split_frontmatter(text: str, name: str) -> Split:
     if loaded is None:
         return Split({}, body, None, True)
     if not isinstance(loaded, dict):
-        kind = describe_type(loaded, "yaml")
-        return Split({}, body, f"{name}: frontmatter must be a mapping, not {kind}", True)
+        found_type = describe_type(loaded, "yaml")
+        return Split({}, body, f"{name}: frontmatter must be a mapping, not {found_type}", True)
     return Split(loaded, body, None, True)
 
 
