@@ -37,6 +37,7 @@ from pathlib import Path
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding, RuleOverrides, worst_first
+from pytest_toll.core.limits import GIT_QUERY_TIMEOUT
 from pytest_toll.core.textio import decode_text
 from pytest_toll.skills.parse import normalize_newlines
 from pytest_toll.skills.references import is_inside
@@ -81,7 +82,7 @@ def committed(root: Path, path: Path) -> bool:
             ["git", "-C", str(root), "ls-files", "--", relative(path, root)],
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=GIT_QUERY_TIMEOUT,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
