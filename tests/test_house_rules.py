@@ -9,13 +9,14 @@
   outputs table it reads, which defers each renderer until its file is written;
 - ``import pytest_toll.plugin`` stays cheap: no tokenizer, no HTTP client, no YAML library;
 - layers point down: ``core`` imports no sibling subpackage; the jobs and ``report`` never
-  import ``gate``; nothing below the adapters imports them; so rendering a report
-  (``import pytest_toll.report.markdown``) loads no job and no gate module;
+  import ``gate``; ``report`` imports only ``core`` (read from its import statements); nothing
+  below the adapters imports them; so rendering a report (``import
+  pytest_toll.report.markdown``) loads no job and no gate module;
 - ARCHITECTURE.md names every module of the package;
 - one name per idea: no top-level function is written twice under one name (the same code in
   two modules is one idea, defined once and imported), and no two modules are one word with
   and without ``-ing`` (``diff``/``diffing``, ``measure``/``measuring``); a class's ``kind``
-  is a ledger kind.
+  is a ledger kind; a ``records.py`` holds no report.
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ ADAPTERS = ADAPTER | {
     "pytest_toll.github",
     "pytest_toll.__main__",
 }
-#: The four jobs: each turns a source into records and a measurement.
-JOBS = ("definitions", "skills", "calls", "transcripts")
+#: The jobs: each turns a source into records and a measurement.
+JOBS = ("definitions", "skills", "surface", "calls", "transcripts")
+#: What the report may import besides itself: core, and the version it writes in every file.
+REPORT_MAY_IMPORT = ("core", "_version")
 #: Modules allowed to import the package's own modules inside functions, and why.
 DEFERRED_OWN_IMPORTS = {
     "pytest_toll.plugin": "loaded by every pytest run: the gate loads only under --toll",
@@ -258,6 +261,24 @@ def test_the_jobs_never_import_the_report() -> None:
     assert offenders == []
 
 
+def test_the_report_imports_only_core() -> None:
+    """Read from the import statements, inside functions and under TYPE_CHECKING too: the
+    subprocess check below sees only what one import happens to load."""
+    offenders = sorted(
+        f"{found.importer}:{found.line} imports {found.imported}"
+        for found in _own_imports_of(lambda module: _in(module, "report"))
+        if not any(_in(found.imported, layer) for layer in ("report", *REPORT_MAY_IMPORT))
+    )
+    assert offenders == []
+
+
+def test_the_jobs_are_every_subpackage_that_is_a_job() -> None:
+    """A new job folder must join ``JOBS`` (surface once did not), so the layer checks above
+    cover it: every subpackage is a job or one of the named layers."""
+    layers = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert layers - {"core", "report", "gate", "cli", "github"} == set(JOBS)
+
+
 def test_nothing_below_the_adapters_imports_them() -> None:
     def adapter(module: str) -> bool:
         return any(module == name or module.startswith(name + ".") for name in ADAPTERS)
@@ -275,6 +296,7 @@ def test_the_layer_checks_see_real_imports() -> None:
     gate must be seen importing a job, and the report importing core."""
     edges = {(_layer(found.importer), _layer(found.imported)) for found in _all_imports()}
     assert ("gate", "definitions") in edges
+    assert ("surface", "skills") in edges
     assert ("report", "core") in edges
     assert ("pytest_toll.items", "gate") in edges
 
@@ -358,6 +380,19 @@ def test_the_copy_finder_finds_a_copy() -> None:
     changed = 'def label(a: str) -> str:\n    return a + "::"\n'
     assert _written_twice({"one": text, "two": other}) == ["label in one, two"]
     assert _written_twice({"one": text, "two": changed}) == []
+
+
+def test_records_modules_hold_no_report() -> None:
+    """Records are what a source becomes; a report is a measurement of them (SkillsReport,
+    MemoryReport… once lived in ``records.py``), so it lives in the job's ``report.py``."""
+    offenders = sorted(
+        f"{name}.{node.name}"
+        for name, path in _modules().items()
+        if name.rsplit(".", 1)[-1] == "records"
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Report")
+    )
+    assert offenders == []
 
 
 def _ing_forms(word: str) -> set[str]:
