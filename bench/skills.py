@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from pytest_toll.core import tokens
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.skills.parse import normalize_newlines
 from pytest_toll.skills.records import metadata_text
 

@@ -1,6 +1,6 @@
 """The ``toll`` fixture's object: measure inside a test, recorded under the test's node id.
 
-Every measurement adds a record (name, kind, tokens, method); the test's total is the sum
+Every measurement adds a record (name, source, tokens, method); the test's total is the sum
 of its records, judged after the test body against ``@pytest.mark.toll(budget=N)`` and the
 ledger's ``tests:`` entry. Requests captured while the test ran (``toll(capture=True)``, or
 ``with toll.capture():``) add one record: the largest of them, the context one call carries.
@@ -28,14 +28,14 @@ from pytest_toll.definitions.source import weigh_source
 from pytest_toll.definitions.tools import load_tools_file, normalize_tools
 from pytest_toll.definitions.weigh import ToolsReport, weigh
 from pytest_toll.gate.measurers import skill_levels
-from pytest_toll.skills.measure import measure_skills
-from pytest_toll.skills.records import SkillsReport
+from pytest_toll.skills.measuring import measure_skills
+from pytest_toll.skills.report import SkillsReport
 from pytest_toll.transcripts.report import ScanReport
 from pytest_toll.transcripts.scan import ReadOptions
 from pytest_toll.transcripts.scan import scan as scan_tolls
 
-#: The record kind of the largest captured request.
-CAPTURE_KIND = "capture"
+#: The source of the record of the largest captured request.
+CAPTURE_SOURCE = "capture"
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,19 @@ class Record:
     """One measurement a test made."""
 
     name: str
-    kind: str
+    #: What was measured, by the fixture method that measured it (``text``, ``tools``,
+    #: ``skills``, ``call``, ``transcripts``), or ``capture`` for the largest captured request.
+    source: str
     tokens: int
     method: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "tokens": self.tokens, "method": self.method}
+        return {
+            "name": self.name,
+            "source": self.source,
+            "tokens": self.tokens,
+            "method": self.method,
+        }
 
 
 @dataclass
@@ -98,8 +105,8 @@ class Toll:
             parts[key] = record.tokens
         return parts
 
-    def _record(self, name: str, kind: str, tokens: int, method: str) -> int:
-        self.records.append(Record(name, kind, tokens, method))
+    def _record(self, name: str, source: str, tokens: int, method: str) -> int:
+        self.records.append(Record(name, source, tokens, method))
         return tokens
 
     def text(self, name: str, text: str) -> int:
@@ -174,9 +181,9 @@ class Toll:
             return None
         report = self.captured()
         largest = report.largest
-        recorded = any(record.kind == CAPTURE_KIND for record in self.records)
+        recorded = any(record.source == CAPTURE_SOURCE for record in self.records)
         if largest is not None and largest.tokens is not None and not recorded:
-            self._record("largest captured request", CAPTURE_KIND, largest.tokens, O200K)
+            self._record("largest captured request", CAPTURE_SOURCE, largest.tokens, O200K)
         return report
 
 

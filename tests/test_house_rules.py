@@ -9,9 +9,14 @@
   outputs table it reads, which defers each renderer until its file is written;
 - ``import pytest_toll.plugin`` stays cheap: no tokenizer, no HTTP client, no YAML library;
 - layers point down: ``core`` imports no sibling subpackage; the jobs and ``report`` never
-  import ``gate``; nothing below the adapters imports them; so rendering a report
-  (``import pytest_toll.report.markdown``) loads no job and no gate module;
-- ARCHITECTURE.md names every module of the package.
+  import ``gate``; ``report`` imports only ``core`` (read from its import statements); nothing
+  below the adapters imports them; so rendering a report (``import
+  pytest_toll.report.markdown``) loads no job and no gate module;
+- ARCHITECTURE.md names every module of the package;
+- one name per idea: no top-level function is written twice under one name (the same code in
+  two modules is one idea, defined once and imported), and no two modules are one word with
+  and without ``-ing`` (``diff``/``diffing``, ``measure``/``measuring``); a class's ``kind``
+  is a ledger kind; a ``records.py`` holds no report.
 """
 
 from __future__ import annotations
@@ -39,8 +44,10 @@ ADAPTERS = ADAPTER | {
     "pytest_toll.github",
     "pytest_toll.__main__",
 }
-#: The four jobs: each turns a source into records and a measurement.
-JOBS = ("definitions", "skills", "calls", "transcripts")
+#: The jobs: each turns a source into records and a measurement.
+JOBS = ("definitions", "skills", "surface", "calls", "transcripts")
+#: What the report may import besides itself: core, and the version it writes in every file.
+REPORT_MAY_IMPORT = ("core", "_version")
 #: Modules allowed to import the package's own modules inside functions, and why.
 DEFERRED_OWN_IMPORTS = {
     "pytest_toll.plugin": "loaded by every pytest run: the gate loads only under --toll",
@@ -254,6 +261,24 @@ def test_the_jobs_never_import_the_report() -> None:
     assert offenders == []
 
 
+def test_the_report_imports_only_core() -> None:
+    """Read from the import statements, inside functions and under TYPE_CHECKING too: the
+    subprocess check below sees only what one import happens to load."""
+    offenders = sorted(
+        f"{found.importer}:{found.line} imports {found.imported}"
+        for found in _own_imports_of(lambda module: _in(module, "report"))
+        if not any(_in(found.imported, layer) for layer in ("report", *REPORT_MAY_IMPORT))
+    )
+    assert offenders == []
+
+
+def test_the_jobs_are_every_subpackage_that_is_a_job() -> None:
+    """A new job folder must join ``JOBS`` (surface once did not), so the layer checks above
+    cover it: every subpackage is a job or one of the named layers."""
+    layers = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert layers - {"core", "report", "gate", "cli", "github"} == set(JOBS)
+
+
 def test_nothing_below_the_adapters_imports_them() -> None:
     def adapter(module: str) -> bool:
         return any(module == name or module.startswith(name + ".") for name in ADAPTERS)
@@ -271,6 +296,7 @@ def test_the_layer_checks_see_real_imports() -> None:
     gate must be seen importing a job, and the report importing core."""
     edges = {(_layer(found.importer), _layer(found.imported)) for found in _all_imports()}
     assert ("gate", "definitions") in edges
+    assert ("surface", "skills") in edges
     assert ("report", "core") in edges
     assert ("pytest_toll.items", "gate") in edges
 
@@ -316,3 +342,143 @@ def test_the_map_check_misses_an_unnamed_module() -> None:
     assert not _named_in_the_map(PACKAGE / "gate" / "ledger" / "read.py", text)
     # A path inside another path is no name: `ledger/lock.py` alone does not map gate's.
     assert not _named_in_the_map(PACKAGE / "gate" / "ledger" / "lock.py", "`ledger/lock.py`")
+
+
+def _code_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """What a function does, docstring aside: its arguments, return type and body."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    parts = [function.args, *body] + ([function.returns] if function.returns else [])
+    return "\n".join(ast.dump(part) for part in parts)
+
+
+def _written_twice(sources: dict[str, str]) -> list[str]:
+    """Top-level functions of one name and the same code in more than one module."""
+    where: dict[tuple[str, str], list[str]] = {}
+    for module, source in sources.items():
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                where.setdefault((node.name, _code_of(node)), []).append(module)
+    return sorted(
+        f"{name} in {', '.join(modules)}"
+        for (name, _), modules in where.items()
+        if len(modules) > 1
+    )
+
+
+def test_no_function_is_written_twice_under_one_name() -> None:
+    """A copy of a function under its own name is one idea with two homes (``metadata_text``
+    was in skills' and surface's records): it is defined once and imported."""
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    assert _written_twice(sources) == []
+
+
+def test_the_copy_finder_finds_a_copy() -> None:
+    text = 'def label(a: str) -> str:\n    """A label."""\n    return a + ":"\n'
+    other = 'def label(a: str) -> str:\n    return a + ":"\n'
+    changed = 'def label(a: str) -> str:\n    return a + "::"\n'
+    assert _written_twice({"one": text, "two": other}) == ["label in one, two"]
+    assert _written_twice({"one": text, "two": changed}) == []
+
+
+def test_records_modules_hold_no_report() -> None:
+    """Records are what a source becomes; a report is a measurement of them (SkillsReport,
+    MemoryReport… once lived in ``records.py``), so it lives in the job's ``report.py``."""
+    offenders = sorted(
+        f"{name}.{node.name}"
+        for name, path in _modules().items()
+        if name.rsplit(".", 1)[-1] == "records"
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Report")
+    )
+    assert offenders == []
+
+
+def _ing_forms(word: str) -> set[str]:
+    """``measure`` -> ``measuring``, ``diff`` -> ``diffing``, ``load`` -> ``loading``."""
+    forms = {word + "ing", word + word[-1:] + "ing"}
+    if word.endswith("e"):
+        forms.add(word[:-1] + "ing")
+    return forms
+
+
+def _one_word_twice(modules: list[str]) -> list[str]:
+    """Pairs of modules named by one word with and without ``-ing``, wherever they live."""
+    by_word: dict[str, list[str]] = {}
+    for module in modules:
+        by_word.setdefault(module.rsplit(".", 1)[-1], []).append(module)
+    return sorted(
+        f"{first} / {second}"
+        for word, firsts in by_word.items()
+        for form in _ing_forms(word)
+        for first in firsts
+        for second in by_word.get(form, [])
+    )
+
+
+def test_no_two_modules_are_one_word_with_and_without_ing() -> None:
+    """``definitions/diff.py`` beside ``calls/diffing.py`` made a reader ask whether they were
+    two ideas; a job's module is named by the noun of its work (``measuring``, ``diffing``).
+    A verb's module in ``cli/`` is named by the verb the user types (``toll measure``), so the
+    CLI is left out."""
+    modules = [name for name in _modules() if not _in(name, "cli")]
+    assert _one_word_twice(modules) == []
+
+
+def test_the_ing_finder_finds_a_pair() -> None:
+    modules = ["p.a.diff", "p.b.diffing", "p.a.measure", "p.c.measuring", "p.d.loading"]
+    assert _one_word_twice(modules) == ["p.a.diff / p.b.diffing", "p.a.measure / p.c.measuring"]
+
+
+#: Classes whose ``kind`` is a ledger kind (``servers``, ``skills``, ``tests``…), the only
+#: meaning the name has: a report entry and its dict, and the pytest items of a ledger section.
+LEDGER_KIND_HOLDERS = frozenset(
+    {
+        "pytest_toll.report.data.EntryResult",
+        "pytest_toll.report.data._EntryFields",
+        "pytest_toll.items.LedgerSection",
+        "pytest_toll.items.LedgerItem",
+    }
+)
+
+
+def _kind_holders(sources: dict[str, str]) -> set[str]:
+    """Classes that declare a ``kind`` field or set ``self.kind``."""
+    found: set[str] = set()
+    for module, source in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
+                    named = inner.target.id
+                elif (
+                    isinstance(inner, ast.Attribute)
+                    and isinstance(inner.ctx, ast.Store)
+                    and isinstance(inner.value, ast.Name)
+                    and inner.value.id == "self"
+                ):
+                    named = inner.attr
+                else:
+                    continue
+                if named == "kind":
+                    found.add(f"{module}.{node.name}")
+    return found
+
+
+def test_a_class_kind_is_a_ledger_kind() -> None:
+    """``kind`` named a ledger kind, the fixture's record source, a broken reference's reason
+    and a message block's type; each of the others has its own name now."""
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    assert _kind_holders(sources) <= LEDGER_KIND_HOLDERS
+    assert _kind_holders(sources) & LEDGER_KIND_HOLDERS  # the finder sees the real ones
+
+
+def test_the_kind_finder_finds_a_field_and_an_attribute() -> None:
+    source = (
+        "class Record:\n    kind: str\n"
+        "class Item:\n    def __init__(self) -> None:\n        self.kind = 1\n"
+        "class Other:\n    name: str\n"
+    )
+    assert _kind_holders({"m": source}) == {"m.Record", "m.Item"}

@@ -239,9 +239,9 @@ class CountTokensClient:
         provider_message = _text(error.get("message")) if isinstance(error, dict) else None
         if provider_message is None:
             provider_message = _snippet(text) or reason
-        kind = f" {error_type}" if error_type else ""
+        tag = f" {error_type}" if error_type else ""
         message = (
-            f"Anthropic count_tokens: HTTP {status}{kind}: {provider_message}{_request(request_id)}"
+            f"Anthropic count_tokens: HTTP {status}{tag}: {provider_message}{_request(request_id)}"
         )
         hint = _HINTS.get(status)
         if hint:

@@ -30,8 +30,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pytest_toll.calls.caching import NO_MARKS, CachedRequest, CacheMarks, cache_marks, run_cost
 from pytest_toll.calls.measuring import PARTS, CallReport, measure
+from pytest_toll.calls.prompt_caching import (
+    NO_MARKS,
+    CachedRequest,
+    CacheMarks,
+    cache_marks,
+    run_cost,
+)
 from pytest_toll.calls.providers import (
     ANTHROPIC_MESSAGES,
     APIS,
@@ -185,7 +191,7 @@ class CaptureReport:
 
     def cache_estimate(self) -> dict[str, Any] | None:
         """The run's cost with prompt caching beside it without (an estimate), when any
-        request marks a breakpoint; see :mod:`pytest_toll.calls.caching`."""
+        request marks a breakpoint; see :mod:`pytest_toll.calls.prompt_caching`."""
         priced = [
             CachedRequest(request.priced_as, request.report.total.billed, request.cache)
             for request in self.judged
@@ -238,8 +244,8 @@ def measure_request(sent: SentRequest, catalogue: Catalogue) -> MeasuredRequest 
     except (ValueError, UnicodeDecodeError) as error:
         return replace(request, error=f"the body is not JSON: {error}")
     if not isinstance(body, dict):
-        kind = describe_type(body, "json")
-        return replace(request, error=f"the body must be a JSON object, not {kind}")
+        found_type = describe_type(body, "json")
+        return replace(request, error=f"the body must be a JSON object, not {found_type}")
     try:
         call = read_call(sent.api, sent.path, body)
     except CouldNotJudge as error:

@@ -15,7 +15,7 @@ from typing import Any
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.definitions.serialize import serialize_claude, serialize_openai
 from pytest_toll.definitions.tools import Tool, normalize_tools
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.skills.records import metadata_text
 
 

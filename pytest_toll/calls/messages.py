@@ -85,24 +85,24 @@ _ANTHROPIC_BLOCKS = {
 def _block(part: object, where: str) -> dict[str, Any]:
     if not isinstance(part, Mapping):
         raise CouldNotJudge(f"{where}: must be an object, not {describe_type(part, 'python')}")
-    kind = part.get("type")
-    if kind in ("text", "input_text", "output_text"):
+    block_type = part.get("type")
+    if block_type in ("text", "input_text", "output_text"):
         text = part.get("text")
         if not isinstance(text, str):
             raise CouldNotJudge(
                 f"{where}.text: must be a string, not {describe_type(text, 'python')}"
             )
         return {"type": "text", "text": text}
-    if kind in ("image_url", "input_image"):
+    if block_type in ("image_url", "input_image"):
         image = part.get("image_url")
         url = image.get("url") if isinstance(image, Mapping) else image
         if not isinstance(url, str):
             raise CouldNotJudge(f"{where}.image_url: must hold a url string")
         return _image_block(url)
-    if kind in _ANTHROPIC_BLOCKS:
+    if block_type in _ANTHROPIC_BLOCKS:
         return dict(part)
     raise CouldNotJudge(
-        f"{where}.type: unknown content block {kind!r} "
+        f"{where}.type: unknown content block {block_type!r} "
         "(expected text, image, image_url, tool_use, tool_result, thinking)"
     )
 
@@ -217,16 +217,16 @@ def _render_content(content: object) -> list[str]:
         return [content]
     texts: list[str] = []
     for block in content if isinstance(content, list) else []:
-        kind = block.get("type")
-        if kind == "text":
+        block_type = block.get("type")
+        if block_type == "text":
             texts.append(block.get("text", ""))
-        elif kind in ("tool_use", "server_tool_use"):
+        elif block_type in ("tool_use", "server_tool_use"):
             texts.append(_minified({"name": block.get("name"), "input": block.get("input", {})}))
-        elif kind == "tool_result" or kind == "web_search_tool_result":
+        elif block_type == "tool_result" or block_type == "web_search_tool_result":
             texts.extend(_render_content(block.get("content", "")))
-        elif kind == "thinking":
+        elif block_type == "thinking":
             texts.append(block.get("thinking", ""))
-        elif kind == "redacted_thinking":
+        elif block_type == "redacted_thinking":
             texts.append(block.get("data", ""))
         # image and document blocks have no text: they are counted per image, or reported.
     return texts

@@ -121,7 +121,7 @@ def read_call(api: str, path: str, body: Mapping[str, Any]) -> WireCall | None:
     """The call a body makes; None when it is not a call measured here (a Bedrock
     InvokeModel body of a model family other than Anthropic's).
 
-    Raises :class:`CouldNotJudge` for a body of the API's kind that cannot be read.
+    Raises :class:`CouldNotJudge` for a body in the API's shape that cannot be read.
     """
     path = unquote(path.rstrip("/"))
     if api in _MODEL_IN_BODY:
@@ -221,10 +221,10 @@ def responses_messages(items: object, where: str = "input") -> list[dict[str, An
         here = f"{where}[{index}]"
         if not isinstance(item, Mapping):
             raise CouldNotJudge(f"{here}: must be an object, not {describe_type(item, 'json')}")
-        kind = item.get("type", "message")
-        if kind == "message":
+        item_type = item.get("type", "message")
+        if item_type == "message":
             messages.append({"role": item.get("role"), "content": item.get("content")})
-        elif kind == "function_call":
+        elif item_type == "function_call":
             call = {"name": item.get("name"), "arguments": item.get("arguments", "{}")}
             messages.append(
                 {
@@ -233,7 +233,7 @@ def responses_messages(items: object, where: str = "input") -> list[dict[str, An
                     "tool_calls": [{"id": item.get("call_id", ""), "function": call}],
                 }
             )
-        elif kind == "function_call_output":
+        elif item_type == "function_call_output":
             output = item.get("output", "")
             messages.append(
                 {
@@ -244,7 +244,7 @@ def responses_messages(items: object, where: str = "input") -> list[dict[str, An
             )
         else:
             raise CouldNotJudge(
-                f"{here}.type: {kind!r} is not an input item measured here "
+                f"{here}.type: {item_type!r} is not an input item measured here "
                 "(message, function_call, function_call_output)"
             )
     return messages
@@ -366,8 +366,8 @@ _GEMINI_BUILT_IN = ("googleSearch", "googleSearchRetrieval", "codeExecution", "u
 
 def _gemini_part(part: Mapping[str, Any], where: str) -> dict[str, Any] | None:
     if "text" in part:
-        kind = "thinking" if part.get("thought") is True else "text"
-        return {"type": kind, kind: part["text"]}
+        part_type = "thinking" if part.get("thought") is True else "text"
+        return {"type": part_type, part_type: part["text"]}
     if "functionCall" in part:
         call = part["functionCall"] or {}
         name = call.get("name", "")

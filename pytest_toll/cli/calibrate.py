@@ -76,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"{missing[0]}: no provider count; give PATH=TOKENS or use --exact")
     client = None
     if args.exact:
-        client = CountTokensClient.from_environment(base_url=args.base_url, timeout=args.timeout)
+        client = CountTokensClient.from_environment(
+            base_url=args.base_url, timeout=args.count_timeout
+        )
     samples: list[Sample] = []
     try:
         baseline = None

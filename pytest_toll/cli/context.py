@@ -183,7 +183,9 @@ def _exact(args: argparse.Namespace, path: Path, report: ContextReport) -> Exact
             f"--exact asks Anthropic's count_tokens; this session's model is {report.model}"
         )
     messages, o200k = reconstructed_messages(path)
-    with CountTokensClient.from_environment(base_url=args.base_url, timeout=args.timeout) as client:
+    with CountTokensClient.from_environment(
+        base_url=args.base_url, timeout=args.count_timeout
+    ) as client:
         native = client.count({"model": report.model, "messages": messages})
     factor = model.scale.factor
     scaled = None if factor == 1.0 else math.ceil(o200k * factor)

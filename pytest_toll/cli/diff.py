@@ -18,7 +18,7 @@ from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 from pytest_toll.cli.options import add_json_option
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.textio import parse_json, read_text
-from pytest_toll.definitions.diff import diff_tools_reports
+from pytest_toll.definitions.diffing import diff_tools_reports
 
 
 class Diff(Protocol):

@@ -15,8 +15,9 @@ from pytest_toll.calls.messages import system_text
 from pytest_toll.calls.render import render_measure
 from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION, fail
 from pytest_toll.cli._ledger import add_ledger_option, catalogue_of
-from pytest_toll.cli.options import add_count_tokens_options, add_json_option
+from pytest_toll.cli.options import add_count_tokens_options, add_json_option, add_old_spelling
 from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.limits import DEFAULT_TIMEOUT
 from pytest_toll.core.textio import read_text
 from pytest_toll.definitions.mcp.http import list_http
 from pytest_toll.definitions.mcp.stdio import list_stdio
@@ -55,12 +56,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--url", metavar="URL", help="a streamable-HTTP MCP endpoint whose tools/list to measure"
     )
     parser.add_argument(
-        "--server-timeout",
+        "--timeout",
         type=float,
-        default=30.0,
+        default=None,
         metavar="S",
-        help="MCP server timeout (default 30 s)",
+        help=f"MCP server timeout for --server or --url (default {DEFAULT_TIMEOUT:g} s)",
     )
+    add_old_spelling(parser, "--server-timeout", "--timeout", "timeout", float)
     parser.add_argument(
         "--skills",
         metavar="DIR",
@@ -71,7 +73,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="measure compacted tool schemas (originals untouched)",
     )
-    add_count_tokens_options(parser, "ask Anthropic's count_tokens (ANTHROPIC_API_KEY)")
+    add_count_tokens_options(
+        parser, "ask Anthropic's count_tokens (ANTHROPIC_API_KEY)", old_timeout=False
+    )
     parser.add_argument(
         "--chars-per-token",
         type=float,
@@ -126,9 +130,16 @@ def _measure_naming_the_file(path: str | None, *args: Any, **kwargs: Any) -> Cal
 
 def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
     """The tools to measure, and the server's instructions when they come from a server."""
+    if args.timeout is not None and args.exact and not (args.server or args.url):
+        # In 0.1.0 --timeout was count_tokens' timeout: say so rather than ignore it.
+        raise UsageError(
+            "--timeout is the MCP server's timeout (--server, --url); "
+            "count_tokens' timeout is --count-timeout"
+        )
     if args.tools:
         return load_tools_file(args.tools)[0], None
     if args.server or args.url:
+        timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
         if args.server:
             import shlex
 
@@ -136,9 +147,9 @@ def _tools(args: argparse.Namespace) -> tuple[object, str | None]:
                 command = shlex.split(args.server)
             except ValueError as error:
                 raise UsageError(f"--server: cannot split the command: {error}") from None
-            listing = list_stdio(command, timeout=args.server_timeout)
+            listing = list_stdio(command, timeout=timeout)
         else:
-            listing = list_http(args.url, timeout=args.server_timeout)
+            listing = list_http(args.url, timeout=timeout)
         return list(listing.tools), listing.instructions
     return None, None
 
@@ -168,7 +179,9 @@ def run(args: argparse.Namespace) -> int:
     catalogue = catalogue_of(args)
     client = None
     if args.exact and catalogue.resolve(args.model).provider == "anthropic":
-        client = CountTokensClient.from_environment(base_url=args.base_url, timeout=args.timeout)
+        client = CountTokensClient.from_environment(
+            base_url=args.base_url, timeout=args.count_timeout
+        )
     try:
         result = _measure_naming_the_file(
             args.messages,

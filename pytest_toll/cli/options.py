@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,49 @@ def add_top_option(parser: argparse.ArgumentParser, default: int | None, help_te
     )
 
 
-def add_count_tokens_options(parser: argparse.ArgumentParser, exact_help: str) -> None:
-    """``--exact`` with the count_tokens endpoint's base URL and timeout."""
+class _OldSpelling(argparse.Action):
+    """An option's former name, hidden from ``--help``: it still sets the option, and says on
+    stderr which name replaces it."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"toll: {option_string} is deprecated; use {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_old_spelling(
+    parser: argparse.ArgumentParser, old: str, new: str, dest: str, value_type: type = str
+) -> None:
+    """``old`` as a deprecated name of the option ``new`` (stored in ``dest``)."""
+    parser.add_argument(
+        old,
+        dest=dest,
+        type=value_type,
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+        action=_OldSpelling,
+        new=new,
+    )
+
+
+def add_count_tokens_options(
+    parser: argparse.ArgumentParser, exact_help: str, *, old_timeout: bool = True
+) -> None:
+    """``--exact`` with the count_tokens endpoint's base URL and timeout (``--count-timeout``).
+
+    The timeout was ``--timeout`` until ``toll measure`` gave that name to the MCP server's
+    deadline, as ``toll weigh`` and ``toll fix`` name it; a verb without a server keeps
+    ``--timeout`` as the timeout's old spelling (``old_timeout``).
+    """
     parser.add_argument("--exact", action="store_true", help=exact_help)
     parser.add_argument(
         "--base-url",
@@ -53,12 +95,14 @@ def add_count_tokens_options(parser: argparse.ArgumentParser, exact_help: str) -
         help="count_tokens base URL (default ANTHROPIC_BASE_URL or the public API)",
     )
     parser.add_argument(
-        "--timeout",
+        "--count-timeout",
         type=float,
         default=None,
         metavar="S",
-        help=f"count_tokens timeout (default {DEFAULT_TIMEOUT:g} s)",
+        help=f"count_tokens timeout (default TOLL_ANTHROPIC_TIMEOUT or {DEFAULT_TIMEOUT:g} s)",
     )
+    if old_timeout:
+        add_old_spelling(parser, "--timeout", "--count-timeout", "count_timeout", float)
 
 
 def key_value_pairs(values: Sequence[str], flag: str) -> dict[str, str]:

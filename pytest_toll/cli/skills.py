@@ -10,7 +10,7 @@ from pytest_toll.cli._html import add_html_option, write_page
 from pytest_toll.cli.options import add_json_option, add_window_option
 from pytest_toll.core.findings import has_errors
 from pytest_toll.report.html import render_page
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.skills.render import render_text
 
 

@@ -11,7 +11,7 @@ from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION
 from pytest_toll.cli.options import add_json_option
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import has_errors
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.surface.agents import (
     AGENT,
     AGENT_FOLDERS,
@@ -21,8 +21,8 @@ from pytest_toll.surface.agents import (
 )
 from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, hosts_in, measure_memory
 from pytest_toll.surface.plugins import PLUGIN_FILE, marketplace_plugins, measure_plugin
-from pytest_toll.surface.records import DelegatesReport
 from pytest_toll.surface.render import Surface, render_fresh, render_text
+from pytest_toll.surface.report import DelegatesReport
 
 #: Project skill folders a fresh session lists (as ``toll init`` finds them).
 SKILL_FOLDERS = (".claude/skills", ".codex/skills", ".agents/skills")

@@ -1,11 +1,28 @@
-"""Defaults that bound a measurement, shared by every job and adapter."""
+"""Defaults that bound a measurement (and the CI loop's calls to GitHub), shared by every job
+and adapter: no deadline or read limit is written anywhere else."""
 
 from __future__ import annotations
 
 #: The context window a share is printed against when no model gives one (tokens).
 DEFAULT_WINDOW = 1_000_000
-#: The deadline of one whole measurement that talks to another process or host (seconds).
+#: The deadline of one whole measurement that talks to another process or host (seconds): an
+#: MCP server's listing (``toll weigh``, ``toll fix``, ``toll measure``, a ledger entry) and an
+#: Anthropic count_tokens exchange. It leaves room for a server started through ``npx`` or
+#: ``uvx`` that fetches its package first, and still fails a hung server's CI step in half a
+#: minute rather than at the job's own timeout.
 DEFAULT_TIMEOUT = 30.0
+#: How long one GitHub REST call of the CI loop (``toll github``) may wait to connect, and
+#: then for each read or write (seconds, httpx's per-phase timeout, not a whole deadline): not
+#: a measurement, but the same half minute, so a GitHub outage fails the step instead of
+#: hanging it while a slow GitHub Enterprise Server still answers.
+GITHUB_REQUEST_TIMEOUT = 30.0
+#: One git question about the checkout (``git ls-files``: is a memory file tracked?), which
+#: git answers at once; the deadline stops a git that hangs (a held lock, a network
+#: filesystem) from hanging the measurement with it (seconds).
+GIT_QUERY_TIMEOUT = 30.0
+#: One git command of ``toll trend`` (the ledger's log, an old ledger's text): the log walks
+#: the whole history of a repository that may be large, so it is given a minute (seconds).
+GIT_HISTORY_TIMEOUT = 60.0
 #: The longest deadline a measurement accepts (a day, in seconds): ``.inf`` or ``1e300`` is a
 #: usage error, not a measurement that never ends.
 MAX_TIMEOUT = 86_400.0

@@ -294,20 +294,20 @@ def candidates(tools: Sequence[Tool], shape: str) -> list[Candidate]:
     """Every edit the catalogue finds, safe rewrites and advice, unmeasured."""
     found: list[Candidate] = []
     for index, tool in enumerate(tools):
-        for kind, rewrite in SAFE_REWRITES:
+        for edit, rewrite in SAFE_REWRITES:
             result = rewrite(tool, shape)
             if result is not None:
                 found.append(
                     Candidate(
-                        f"{kind}:{tool.name}", tool.name, result.what, True, index, result.tool
+                        f"{edit}:{tool.name}", tool.name, result.what, True, index, result.tool
                     )
                 )
-        for kind, advise in ADVICE:
+        for edit, advise in ADVICE:
             advice = advise(tool, shape)
             if advice is not None:
                 what, changed = advice
                 found.append(
-                    Candidate(f"{kind}:{tool.name}", tool.name, what, False, index, changed)
+                    Candidate(f"{edit}:{tool.name}", tool.name, what, False, index, changed)
                 )
     for i, j, names, described in _near_duplicates(tools):
         first, second = tools[i].name, tools[j].name

@@ -311,15 +311,15 @@ def _nullable(node: Mapping[str, Any]) -> tuple[str, Schema] | None:
     if len(nulls) != 1 or len(others) != 1:
         return None
     other = others[0]
-    kind = other.get("type")
-    if not isinstance(kind, str) or kind == "null":
+    json_type = other.get("type")
+    if not isinstance(json_type, str) or json_type == "null":
         return None
     rest = {key: value for key, value in other.items() if key != "type"}
-    if not rest.keys() <= _ONLY_FOR.get(kind, set()) or (
-        rest and _READ_TOGETHER[kind] & node.keys()
+    if not rest.keys() <= _ONLY_FOR.get(json_type, set()) or (
+        rest and _READ_TOGETHER[json_type] & node.keys()
     ):
         return None
-    return kind, rest
+    return json_type, rest
 
 
 def nullable_as_type(tool: Tool, shape: str) -> Rewrite | None:
@@ -333,12 +333,12 @@ def nullable_as_type(tool: Tool, shape: str) -> Rewrite | None:
         found = _nullable(node)
         if found is None:
             return node
-        kind, rest = found
+        json_type, rest = found
         rewritten.append(dotted(path))
         copy: Schema = {}
         for key, value in node.items():
             if key == "anyOf":
-                copy["type"] = [kind, "null"]
+                copy["type"] = [json_type, "null"]
                 copy.update(rest)
             else:
                 copy[key] = value

@@ -22,7 +22,7 @@ from pytest_toll.core.kinds import EXECUTED
 from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
 from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, measure_memory
 from pytest_toll.surface.plugins import measure_plugin

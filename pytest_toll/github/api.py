@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_toll.core.limits import GITHUB_REQUEST_TIMEOUT
 from pytest_toll.core.secrets import cut
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -52,7 +53,7 @@ class GitHub:
     repository: str
     token: str
     api_url: str = DEFAULT_API_URL
-    timeout: float = 30.0
+    timeout: float = GITHUB_REQUEST_TIMEOUT
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str]) -> GitHub:

@@ -198,6 +198,16 @@ class ReportDict(TypedDict, total=False):
     pricing: PricingDict
 
 
+def entry_label(entry: Mapping[str, Any]) -> str:
+    """``servers::notes``; a section that is one entry (``transcripts``) is just its name.
+
+    The one label the terminal summary, Markdown, HTML and GitHub's annotations show, so a
+    reader can search one for the other.
+    """
+    kind, name = str(entry.get("kind")), str(entry.get("name"))
+    return kind if name == kind else f"{kind}::{name}"
+
+
 def _delta(measured: int | None, pin: int | None) -> int | None:
     if measured is None or pin is None:
         return None
@@ -261,8 +271,7 @@ class EntryResult:
 
     @property
     def label(self) -> str:
-        """``servers::files``; a whole-section entry is just its section (``transcripts``)."""
-        return self.kind if self.name == self.kind else f"{self.kind}::{self.name}"
+        return entry_label({"kind": self.kind, "name": self.name})
 
     def as_dict(self) -> EntryDict:
         data: EntryDict = {

@@ -18,7 +18,7 @@ from pytest_toll.core.kinds import KINDS
 from pytest_toll.core.tokens import O200K
 from pytest_toll.report import github as actions
 from pytest_toll.report import markdown as markdown_report
-from pytest_toll.report.data import EntryDict, ReportDict, biggest_changes
+from pytest_toll.report.data import EntryDict, ReportDict, biggest_changes, entry_label
 from pytest_toll.report.markdown_fit import close_open_fence, fit_markdown
 
 _TITLE = {
@@ -79,7 +79,7 @@ def entry_annotations(
     warnings: list[actions.Annotation] = []
     notices: list[actions.Annotation] = []
     for index, entry in enumerate(report.get("entries", [])):
-        label = markdown_report.entry_label(entry)
+        label = entry_label(entry)
         line = entry.get("line")
         file = ledger_file
         kind = KINDS.get(str(entry.get("kind")))

@@ -20,7 +20,7 @@ from typing import Any
 
 from pytest_toll._version import __version__
 from pytest_toll.core.kinds import fixed_cost_label
-from pytest_toll.report.data import tally_of
+from pytest_toll.report.data import entry_label, tally_of
 from pytest_toll.report.html_findings import findings_section, session_findings_section
 from pytest_toll.report.svg import (
     BAD,
@@ -95,11 +95,6 @@ document.querySelectorAll("table.sortable th").forEach(function (th, column) {
 """
 
 
-def _label(entry: Mapping[str, Any]) -> str:
-    kind, name = str(entry.get("kind")), str(entry.get("name"))
-    return kind if kind == name else f"{kind}::{name}"
-
-
 def table(header: Sequence[str], rows: Iterable[Sequence[object]], numeric: Sequence[bool]) -> str:
     """A sortable table; ``numeric`` right-aligns a column."""
     head = "".join(
@@ -137,7 +132,7 @@ def changes_section(session: Mapping[str, Any]) -> str:
         reason = entry.get("message") or what
         items.append(
             f'<li><span class="bad">{esc(what.upper() if what != "passed" else "FAILED")}</span> '
-            f"<b>{esc(_label(entry))}</b>: {esc(reason)} "
+            f"<b>{esc(entry_label(entry))}</b>: {esc(reason)} "
             f"({esc(number(entry.get('pin')))} → {esc(number(entry.get('measured')))}, "
             f"{esc(signed(entry.get('delta')))})</li>"
         )
@@ -152,14 +147,14 @@ def changes_section(session: Mapping[str, Any]) -> str:
             )
     for entry in improved:
         items.append(
-            f'<li><span class="good">improved</span> <b>{esc(_label(entry))}</b>: '
+            f'<li><span class="good">improved</span> <b>{esc(entry_label(entry))}</b>: '
             f"{esc(number(entry.get('pin')))} → {esc(number(entry.get('measured')))} "
             f"({esc(signed(entry.get('delta')))}) — ratchet with --toll-update</li>"
         )
     for entry in new:
         items.append(
             f'<li><span class="warn">{esc(entry.get("outcome"))}</span> '
-            f"<b>{esc(_label(entry))}</b>: measured {esc(number(entry.get('measured')))}"
+            f"<b>{esc(entry_label(entry))}</b>: measured {esc(number(entry.get('measured')))}"
             f"{' — ' + esc(entry['message']) if entry.get('message') else ''}</li>"
         )
     if not items:
@@ -392,7 +387,7 @@ def budgets_section(session: Mapping[str, Any]) -> str:
         return ""
     bars = [
         measured_bar(
-            _label(entry),
+            entry_label(entry),
             entry.get("measured"),
             entry.get("pin"),
             entry.get("budget"),
@@ -402,7 +397,7 @@ def budgets_section(session: Mapping[str, Any]) -> str:
     ]
     rows = [
         (
-            _label(entry),
+            entry_label(entry),
             number(entry.get("measured")),
             number(entry.get("pin")),
             number(entry.get("budget")),

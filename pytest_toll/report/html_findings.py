@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from pytest_toll.report.data import entry_label
 from pytest_toll.report.svg import esc
 
 #: What a finding of each severity does to the gate (the findings tables' last column).
@@ -26,11 +27,6 @@ _JUDGEMENT = {
     "over_budget": "over its budget",
     "error": "could not be measured",
 }
-
-
-def _label(entry: Mapping[str, Any]) -> str:
-    kind, name = str(entry.get("kind")), str(entry.get("name"))
-    return kind if kind == name else f"{kind}::{name}"
 
 
 def _subject(finding: Mapping[str, Any]) -> str:
@@ -73,7 +69,8 @@ def entry_reasons(entry: Mapping[str, Any]) -> list[str]:
 def session_findings_section(session: Mapping[str, Any]) -> str:
     """Each entry that failed or warned, and why; failed entries first."""
     entries = sorted(
-        session.get("entries") or [], key=lambda entry: (not entry.get("failed"), _label(entry))
+        session.get("entries") or [],
+        key=lambda entry: (not entry.get("failed"), entry_label(entry)),
     )
     items = []
     for entry in entries:
@@ -86,7 +83,7 @@ def session_findings_section(session: Mapping[str, Any]) -> str:
             else '<span class="warn">warned</span>'
         )
         items.append(
-            f"<li>{verdict} <b>{esc(_label(entry))}</b><ul>"
+            f"<li>{verdict} <b>{esc(entry_label(entry))}</b><ul>"
             + "".join(f"<li>{reason}</li>" for reason in reasons)
             + "</ul></li>"
         )

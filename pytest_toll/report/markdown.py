@@ -27,6 +27,7 @@ from pytest_toll.report.data import (
     EntryDict,
     ReportDict,
     biggest_changes,
+    entry_label,
     fixed_cost_gaps,
     tally_of,
 )
@@ -158,15 +159,6 @@ def capture_lines(entry: EntryDict) -> list[str]:
     lines = [f"- **{text(entry_label(entry))}**: {text(capture_line(capture))}"]
     lines.extend(f"  - {text(request_line(request))}" for request in capture["requests"])
     return lines
-
-
-def entry_label(entry: EntryDict) -> str:
-    """``servers::notes``; a section that is one entry (``transcripts``) is just its name.
-
-    The same label the terminal summary uses, so a reader can search one for the other.
-    """
-    kind, name = str(entry["kind"]), str(entry["name"])
-    return kind if name == kind else f"{kind}::{name}"
 
 
 def failing_first(entries: Sequence[EntryDict]) -> list[EntryDict]:

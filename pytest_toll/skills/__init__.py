@@ -3,6 +3,6 @@
 ``pytest_toll.skills.measure_skills`` is the public entry point.
 """
 
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 
 __all__ = ["measure_skills"]

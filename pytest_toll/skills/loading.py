@@ -263,7 +263,7 @@ class _Gatherer:
         target = mention.target
         strict = mention.strict and top
         lexical = os.path.normpath(os.path.join(self.root, base, target))
-        if broken.kind == "escape" and not is_inside(lexical, self.root):
+        if broken.reason == "escape" and not is_inside(lexical, self.root):
             sibling = None if os.path.isabs(target) else _sibling_skill(self.root, target, base)
             if sibling is not None:
                 self.note(
@@ -273,7 +273,7 @@ class _Gatherer:
             elif strict:
                 self.report(broken)
             return
-        if broken.kind == "missing":
+        if broken.reason == "missing":
             root = self.plugin()
             if strict and root is not None and os.path.lexists(os.path.join(root, target)):
                 self.note(

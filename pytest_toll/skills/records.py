@@ -1,11 +1,13 @@
-"""What a measured skill is: its records (Skill, Reference, SkillsReport) and SKILL.md's name.
+"""What a measured skill is: its records (Skill, Reference, BrokenReference), SKILL.md's name
+and the text a host lists for it.
 
 The three disclosure levels each record carries: ``metadata`` (what a host lists for every
 installed skill at the start of a session), ``body`` (SKILL.md after its frontmatter, loaded
 on activation) and ``references`` (files inside the skill folder that the body, or a file it
 loads, names: read on demand). Beside them, ``executed``: scripts the skill runs, whose
-source is not loaded (only their output is, and that cannot be known ahead). The measuring lives in :mod:`pytest_toll.skills.measure`, the judging in
-:mod:`pytest_toll.skills.rules`; both read these records.
+source is not loaded (only their output is, and that cannot be known ahead). The measuring
+lives in :mod:`pytest_toll.skills.measuring`, the judging in :mod:`pytest_toll.skills.rules`;
+both read these records, and the measurement is a :class:`pytest_toll.skills.report.SkillsReport`.
 """
 
 from __future__ import annotations
@@ -13,10 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-from pytest_toll.core import tokens
-from pytest_toll.core.findings import Finding
-from pytest_toll.core.limits import DEFAULT_WINDOW
 
 SKILL_FILE = "SKILL.md"
 
@@ -37,10 +35,10 @@ class Reference:
 
 @dataclass(frozen=True)
 class BrokenReference:
-    """A reference that was not read: ``kind`` is ``missing``, ``escape`` or ``unreadable``."""
+    """A reference that was not read: ``reason`` is ``missing``, ``escape`` or ``unreadable``."""
 
     target: str
-    kind: str
+    reason: str
     detail: str
 
 
@@ -96,34 +94,7 @@ class Skill:
         return record
 
 
-@dataclass(frozen=True)
-class SkillsReport:
-    """A catalogue (or a single skill) measured: per-skill levels, totals and findings."""
-
-    path: str
-    skills: tuple[Skill, ...]
-    totals: Mapping[str, int]
-    findings: tuple[Finding, ...]
-    window: int = DEFAULT_WINDOW
-    tokenizer: str = tokens.TOKENIZER_NAME
-    #: How every count in the report was made (always the exact o200k count).
-    method: str = tokens.O200K
-
-    @property
-    def metadata_share(self) -> float:
-        """The always-on cost (all metadata) as a fraction of the context window."""
-        return self.totals["metadata"] / self.window
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "kind": "skills",
-            "tokenizer": self.tokenizer,
-            "skills": [skill.as_dict() for skill in self.skills],
-            "totals": dict(self.totals),
-            "findings": [finding.as_dict("skill") for finding in self.findings],
-        }
-
-
 def metadata_text(name: str, description: str) -> str:
-    """What a host lists for an installed skill at the start of every session."""
+    """What a host lists at the start of every session for an installed skill, a subagent or
+    a command: its name and description, bare of the host's framing (a bullet, a slash)."""
     return f"{name}: {description}"

@@ -264,6 +264,7 @@ def find_mentions(body: str) -> list[Mention]:
 
 
 def is_inside(path: str, root: str) -> bool:
+    """``path`` (already real) is ``root`` or below it."""
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 

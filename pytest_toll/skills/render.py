@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from pytest_toll.core import tokens
 from pytest_toll.core.inert import shown
-from pytest_toll.skills.records import SkillsReport
+from pytest_toll.skills.report import SkillsReport
 
 
 def _share(tokens_: int, window: int) -> str:

@@ -342,7 +342,7 @@ def _references(skill: Skill, subject: str, settings: RuleOverrides) -> Iterator
             ERROR,
             subject,
             f"reference {broken.target!r} {broken.detail}",
-            "" if broken.kind != "escape" else "keep every file a skill uses inside its folder",
+            "" if broken.reason != "escape" else "keep every file a skill uses inside its folder",
         )
     depth_limit = _limit(settings, "skill_reference_depth")
     for path, depth in skill.reference_depths:

@@ -29,9 +29,11 @@ from typing import Any
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import RuleOverrides, worst_first
+from pytest_toll.skills.records import metadata_text
 from pytest_toll.surface import rules as surface_rules
 from pytest_toll.surface.files import read_text_inside, relative, split_frontmatter, walk_files
-from pytest_toll.surface.records import Delegate, DelegatesReport, metadata_text
+from pytest_toll.surface.records import Delegate
+from pytest_toll.surface.report import DelegatesReport
 
 AGENT = "agent"
 COMMAND = "command"
@@ -133,8 +135,8 @@ def find_delegates(path: Path, role: str) -> list[tuple[Path, Path]]:
     else:
         found = walk_files(path, COMMAND_SUFFIX)
     if not found:
-        kind = "subagent (*.md, *.toml)" if role == AGENT else "command (*.md)"
-        raise CouldNotJudge(f"{path}: no {kind} file found")
+        wanted = "subagent (*.md, *.toml)" if role == AGENT else "command (*.md)"
+        raise CouldNotJudge(f"{path}: no {wanted} file found")
     return [(file, path) for file in found]
 
 

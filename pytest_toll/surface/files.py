@@ -19,15 +19,11 @@ from pytest_toll.core.errors import CouldNotJudge, describe_type
 from pytest_toll.core.limits import MAX_SKILL_FILE_BYTES
 from pytest_toll.core.textio import decode_text, read_file_bytes
 from pytest_toll.skills.parse import load_frontmatter_yaml, normalize_newlines
+from pytest_toll.skills.references import is_inside
 
 _FENCE = re.compile(r"---[ \t]*\Z")
 #: Folders never searched for memory files, subagents or commands: vendored or generated.
 SKIPPED_DIRECTORIES = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv"})
-
-
-def is_inside(path: str, root: str) -> bool:
-    """``path`` (already real) is ``root`` or below it."""
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def relative(path: Path | str, root: Path | str) -> str:
@@ -83,8 +79,8 @@ def split_frontmatter(text: str, name: str) -> Split:
     if loaded is None:
         return Split({}, body, None, True)
     if not isinstance(loaded, dict):
-        kind = describe_type(loaded, "yaml")
-        return Split({}, body, f"{name}: frontmatter must be a mapping, not {kind}", True)
+        found_type = describe_type(loaded, "yaml")
+        return Split({}, body, f"{name}: frontmatter must be a mapping, not {found_type}", True)
     return Split(loaded, body, None, True)
 
 

@@ -37,12 +37,13 @@ from pathlib import Path
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding, RuleOverrides, worst_first
+from pytest_toll.core.limits import GIT_QUERY_TIMEOUT
 from pytest_toll.core.textio import decode_text
 from pytest_toll.skills.parse import normalize_newlines
+from pytest_toll.skills.references import is_inside
 from pytest_toll.surface import rules as surface_rules
 from pytest_toll.surface.files import (
     SKIPPED_DIRECTORIES,
-    is_inside,
     read_inside,
     read_text_inside,
     relative,
@@ -50,7 +51,8 @@ from pytest_toll.surface.files import (
     walk_files,
 )
 from pytest_toll.surface.imports import MAX_IMPORT_HOPS, find_imports, looks_like_path, resolve
-from pytest_toll.surface.records import ALWAYS_ON, ON_DEMAND, MemoryFile, MemoryReport
+from pytest_toll.surface.records import ALWAYS_ON, ON_DEMAND, MemoryFile
+from pytest_toll.surface.report import MemoryReport
 
 HOSTS = ("claude", "codex", "gemini", "copilot", "cursor")
 #: Codex's default ``project_doc_max_bytes``.
@@ -92,7 +94,7 @@ def committed(root: Path, path: Path) -> bool:
             ["git", "-C", str(root), "ls-files", "--", relative(path, root)],
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=GIT_QUERY_TIMEOUT,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):

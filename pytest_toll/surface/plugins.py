@@ -24,10 +24,12 @@ from typing import Any
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import Finding, RuleOverrides, worst_first
 from pytest_toll.core.textio import read_text
-from pytest_toll.skills.measure import find_skill_folders, measure_skills
+from pytest_toll.skills.measuring import find_skill_folders, measure_skills
+from pytest_toll.skills.references import is_inside
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
-from pytest_toll.surface.files import is_inside, relative
-from pytest_toll.surface.records import Component, PluginReport
+from pytest_toll.surface.files import relative
+from pytest_toll.surface.records import Component
+from pytest_toll.surface.report import PluginReport
 
 PLUGIN_FILE = ".claude-plugin/plugin.json"
 MARKETPLACE_FILE = ".claude-plugin/marketplace.json"

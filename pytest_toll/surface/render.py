@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from pytest_toll.core import tokens
 from pytest_toll.core.findings import Finding
-from pytest_toll.surface.records import ALWAYS_ON, DelegatesReport, MemoryReport, PluginReport
+from pytest_toll.surface.records import ALWAYS_ON
+from pytest_toll.surface.report import DelegatesReport, MemoryReport, PluginReport
 
 #: What a fresh session carries that is the host's own and not in the repository.
 HOST_ROWS = ("system prompt", "built-in tools")

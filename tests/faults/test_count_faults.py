@@ -45,7 +45,7 @@ def measure_exact(base: str, timeout: float = DEADLINE) -> list[str]:
         "--model",
         "claude-sonnet-5",
         "--exact",
-        "--timeout",
+        "--count-timeout",
         f"{timeout:g}",
         "--base-url",
         base,

@@ -131,7 +131,7 @@ def test_fixture_measures_every_kind(pytester: pytest.Pytester) -> None:
             toll.skills(Path("skills"))
             toll.call("gpt-6.2-sol", system="Be brief.", messages=[{{"role": "user", "content": "hi"}}])
             toll.transcripts("transcripts", cache=tmp_path / "cache")
-            assert [record.kind for record in toll.records] == [
+            assert [record.source for record in toll.records] == [
                 "text", "tools", "tools", "skills", "call", "transcripts"
             ]
             assert toll.total == sum(record.tokens for record in toll.records)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_toll.core import tokens
-from pytest_toll.skills.records import SkillsReport
+from pytest_toll.skills.report import SkillsReport
 
 GOOD = "Turn a changelog into release notes. Use when the user asks for release notes."
 ALPHA = "Draw charts from CSV files. Use when the user asks for a plot."

@@ -13,7 +13,7 @@ from pathlib import Path
 from pytest_toll.core import tokens
 from pytest_toll.core.findings import ERROR, INFO, WARN
 from pytest_toll.gate.measurers import skill_levels
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.skills.references import find_mentions
 from tests.skills.skill_folders import rules, write_skill
 

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_toll.core import tokens
 from pytest_toll.core.findings import ERROR
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.skills.references import find_reference_targets
 from tests.skills.skill_folders import GOOD, rules, write_skill
 

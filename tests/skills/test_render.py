@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_toll.core import tokens
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.skills.render import render_text
 from tests.skills.skill_folders import meta, write_skill
 

@@ -105,7 +105,7 @@ def test_importing_the_verb_stays_light() -> None:
     code = (
         "import sys, pytest_toll.cli\n"
         "pytest_toll.cli.build_parser('count')\n"
-        "assert 'pytest_toll.skills.measure' not in sys.modules\n"
+        "assert 'pytest_toll.skills.measuring' not in sys.modules\n"
         "import pytest_toll.cli.skills\n"
         "pytest_toll.cli.build_parser('skills')\n"
         "assert 'tiktoken' not in sys.modules and 'yaml' not in sys.modules\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
 from pytest_toll.surface.plugins import marketplace_plugins, measure_plugin
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.kinds import KINDS
-from pytest_toll.core.limits import LEDGER_MAX_BYTES
+from pytest_toll.core.limits import GIT_HISTORY_TIMEOUT, LEDGER_MAX_BYTES
 from pytest_toll.core.textio import decode_text, describe_size
 from pytest_toll.gate.ledger import ledger_from_text
 from pytest_toll.gate.ratchet import pins_of
@@ -35,7 +35,6 @@ from pytest_toll.gate.ratchet import pins_of
 #: a hash or a date, and with ``-z`` a path is ended by NUL, so no path can forge one.
 _RECORD = "\x1e"
 _FIELD = "\x1f"
-_TIMEOUT = 60.0
 
 # Git runs on a repository toll does not trust: one cloned from anyone, unpacked from an
 # archive, left by another user. Its .git/config may name programs git runs on its behalf;
@@ -148,7 +147,7 @@ def _git_bytes(directory: Path, *arguments: str) -> bytes:
         done = subprocess.run(
             [*command, "-C", str(directory), *arguments],
             capture_output=True,
-            timeout=_TIMEOUT,
+            timeout=GIT_HISTORY_TIMEOUT,
             check=False,
             env=environment,
             stdin=subprocess.DEVNULL,
@@ -156,7 +155,9 @@ def _git_bytes(directory: Path, *arguments: str) -> bytes:
     except FileNotFoundError:
         raise CouldNotJudge("the git executable was not found on PATH") from None
     except subprocess.TimeoutExpired:
-        raise CouldNotJudge(f"git {arguments[0]} took longer than {_TIMEOUT:g} s") from None
+        raise CouldNotJudge(
+            f"git {arguments[0]} took longer than {GIT_HISTORY_TIMEOUT:g} s"
+        ) from None
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise CouldNotJudge(f"git {arguments[0]} failed: {message[0] if message else '?'}")

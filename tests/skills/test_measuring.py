@@ -8,7 +8,7 @@ import pytest
 
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.skills.measure import measure_skills
+from pytest_toll.skills.measuring import measure_skills
 from tests.skills.skill_folders import ALPHA, BETA, GOOD, meta, rules, write_skill
 
 

@@ -11,13 +11,13 @@ from typing import Any
 import anthropic
 import pytest
 
-from pytest_toll.calls.caching import CACHE_ESTIMATE_LABEL
 from pytest_toll.calls.capture import (
     ANTHROPIC_MESSAGES,
     CaptureReport,
     SentRequest,
     measure_sent,
 )
+from pytest_toll.calls.prompt_caching import CACHE_ESTIMATE_LABEL
 from pytest_toll.capture_hook import Capture
 from pytest_toll.core.models import load_models
 from pytest_toll.report.markdown import capture_line

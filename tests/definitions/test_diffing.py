@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.definitions.diff import diff_tools_reports
+from pytest_toll.definitions.diffing import diff_tools_reports
 from tests.cli import run_main as toll
 
 

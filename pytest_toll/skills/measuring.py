@@ -38,10 +38,10 @@ from pytest_toll.skills.records import (
     SKILL_FILE,
     BrokenReference,
     Skill,
-    SkillsReport,
     metadata_text,
 )
 from pytest_toll.skills.references import SkillFileTooLarge, is_inside, read_inside
+from pytest_toll.skills.report import SkillsReport
 
 # Directories never searched for skills: they hold vendored or generated trees, not a
 # catalogue, and walking them is slow.
