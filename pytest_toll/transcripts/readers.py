@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.core.limits import MAX_TRANSCRIPT_LINE_BYTES
 from pytest_toll.transcripts.images import Image, image_block
 
 
@@ -44,9 +45,6 @@ def json_parser() -> tuple[Callable[[bytes], Any], str]:
         return json.loads, "json"  # install working, only slower
     return orjson.loads, "orjson"
 
-
-#: Lines longer than this are counted as unreadable and skipped without being held whole.
-MAX_LINE_BYTES = 16 * 1024 * 1024
 
 CLAUDE = "claude"
 CODEX = "codex"
@@ -138,7 +136,7 @@ _NONE: list[SessionRecord] = []
 
 def iter_lines(
     path: Path,
-    max_line_bytes: int = MAX_LINE_BYTES,
+    max_line_bytes: int = MAX_TRANSCRIPT_LINE_BYTES,
     start: int = 0,
     end: int | None = None,
     buffer_bytes: int = 1 << 20,
@@ -504,7 +502,7 @@ def read_records(
     path: Path,
     *,
     with_text: bool = False,
-    max_line_bytes: int = MAX_LINE_BYTES,
+    max_line_bytes: int = MAX_TRANSCRIPT_LINE_BYTES,
     start: int = 0,
     end: int | None = None,
 ) -> Iterator[Record]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.core.limits import MAX_TRANSCRIPT_LINE_BYTES
 from pytest_toll.transcripts.counting import image_tokens, text_counter
 from pytest_toll.transcripts.formats import read_records, results_recorded, transcript_format
 from pytest_toll.transcripts.formats.base import CutResult, PairedByOrder
@@ -28,7 +29,6 @@ from pytest_toll.transcripts.outcomes import (
 )
 from pytest_toll.transcripts.readers import (
     CLAUDE,
-    MAX_LINE_BYTES,
     BadLine,
     BoundaryRecord,
     CallRecord,
@@ -187,7 +187,7 @@ def segment_facts(
     end: int | None = None,
     *,
     drift: bool = False,
-    max_line_bytes: int = MAX_LINE_BYTES,
+    max_line_bytes: int = MAX_TRANSCRIPT_LINE_BYTES,
     count: Callable[[str], int] | None = None,
     count_lines: bool = False,
 ) -> SegmentFacts:
@@ -406,7 +406,7 @@ def summarize_file(
     path: Path,
     *,
     drift: bool = False,
-    max_line_bytes: int = MAX_LINE_BYTES,
+    max_line_bytes: int = MAX_TRANSCRIPT_LINE_BYTES,
     count: Callable[[str], int] | None = None,
 ) -> FileSummary:
     """Read one transcript and reduce it to a :class:`FileSummary` (never raises on content)."""

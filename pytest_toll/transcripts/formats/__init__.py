@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES
+from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES, MAX_TRANSCRIPT_LINE_BYTES
 from pytest_toll.transcripts import readers
 from pytest_toll.transcripts.formats import (
     antigravity,
@@ -29,7 +29,7 @@ from pytest_toll.transcripts.formats import (
     qwen,
 )
 from pytest_toll.transcripts.formats.base import FormatRecord, load_document
-from pytest_toll.transcripts.readers import CLAUDE, CODEX, MAX_LINE_BYTES, BadLine
+from pytest_toll.transcripts.readers import CLAUDE, CODEX, BadLine
 
 Reader = Callable[..., Iterator[FormatRecord]]
 
@@ -177,7 +177,7 @@ def read_records(
     path: Path,
     *,
     with_text: bool = False,
-    max_line_bytes: int = MAX_LINE_BYTES,
+    max_line_bytes: int = MAX_TRANSCRIPT_LINE_BYTES,
     start: int = 0,
     end: int | None = None,
 ) -> Iterator[FormatRecord]:
