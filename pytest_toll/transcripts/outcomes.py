@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Final, Literal
 
-from pytest_toll.transcripts.readers import ResultRecord
+from pytest_toll.transcripts.records import ResultRecord
 
 Outcome = Literal["ok", "error", "empty", "truncated", "opaque", "unpaired", "result not recorded"]
 

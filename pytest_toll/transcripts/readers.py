@@ -34,6 +34,16 @@ from typing import Any
 
 from pytest_toll.core.limits import MAX_TRANSCRIPT_LINE_BYTES
 from pytest_toll.transcripts.images import Image, image_block
+from pytest_toll.transcripts.records import (
+    BadLine,
+    BoundaryRecord,
+    CallRecord,
+    Record,
+    ResultRecord,
+    SessionRecord,
+    TextRecord,
+    UsageRecord,
+)
 
 
 def json_parser() -> tuple[Callable[[bytes], Any], str]:
@@ -55,78 +65,6 @@ SHELL_TOOLS = frozenset(
 )
 
 
-# --- records -----------------------------------------------------------------------------
-# Records are values that nothing changes once made; not frozen, because a scan makes one per
-# call, result and turn, and a frozen dataclass's __init__ timed 4.6× a plain one's (timeit).
-
-
-@dataclass(slots=True)
-class CallRecord:
-    session: str
-    call_id: str
-    tool: str
-    input: Mapping[str, Any]
-    cwd: str | None = None
-
-
-@dataclass(slots=True)
-class ResultRecord:
-    session: str
-    call_id: str
-    text: str
-    is_error: bool
-    images: tuple[Image, ...] = ()
-    #: structured blocks that are neither text nor image (a document, a tool reference, …)
-    opaque_blocks: int = 0
-
-
-@dataclass(slots=True)
-class UsageRecord:
-    """One provider-reported turn: ``prompt`` is input + cache read + cache creation."""
-
-    session: str
-    model: str
-    input: int
-    output: int
-    cache_read: int
-    cache_creation: int
-    #: the part of cache_creation written for one hour (priced higher than 5-minute writes)
-    cache_creation_1h: int = 0
-    #: the provider's message id, when the format has one (to deduplicate across files)
-    message_id: str | None = None
-
-    @property
-    def prompt(self) -> int:
-        return self.input + self.cache_read + self.cache_creation
-
-
-@dataclass(slots=True)
-class TextRecord:
-    """Conversation text that enters the context: ``source`` is who put it there — user,
-    assistant, thinking or call (a tool call's name and arguments)."""
-
-    session: str
-    source: str
-    text: str
-    images: tuple[Image, ...] = ()
-
-
-@dataclass(slots=True)
-class BoundaryRecord:
-    """The context was compacted: what came before is no longer in it."""
-
-    session: str
-
-
-@dataclass(slots=True)
-class BadLine:
-    line: int
-    reason: str
-
-
-#: A record of something a session held (every record but an unreadable line).
-SessionRecord = CallRecord | ResultRecord | UsageRecord | TextRecord | BoundaryRecord
-Record = SessionRecord | BadLine
 #: What a line that gives no record returns (most lines): shared, never appended to.
 _NONE: list[SessionRecord] = []
 

@@ -16,7 +16,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_toll.transcripts.readers import SHELL_TOOLS, CallRecord
+from pytest_toll.transcripts.readers import SHELL_TOOLS
+from pytest_toll.transcripts.records import CallRecord
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", ";;", "|&", "\n"})

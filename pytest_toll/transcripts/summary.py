@@ -17,7 +17,6 @@ from typing import Any
 from pytest_toll.core.limits import MAX_TRANSCRIPT_LINE_BYTES
 from pytest_toll.transcripts.counting import image_tokens, text_counter
 from pytest_toll.transcripts.formats import read_records, results_recorded, transcript_format
-from pytest_toll.transcripts.formats.base import CutResult, PairedByOrder
 from pytest_toll.transcripts.outcomes import (
     OUTCOME_ERROR,
     OUTCOME_NOT_RECORDED,
@@ -27,11 +26,13 @@ from pytest_toll.transcripts.outcomes import (
     Outcome,
     outcome_of,
 )
-from pytest_toll.transcripts.readers import (
-    CLAUDE,
+from pytest_toll.transcripts.readers import CLAUDE
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
+    CutResult,
+    PairedByOrder,
     ResultRecord,
     TextRecord,
     UsageRecord,

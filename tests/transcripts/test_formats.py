@@ -22,7 +22,7 @@ from pytest_toll.transcripts.formats import (
     session_name,
 )
 from pytest_toll.transcripts.outcomes import OUTCOMES
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,

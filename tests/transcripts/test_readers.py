@@ -12,17 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_toll.transcripts.images import Image, image_size
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.readers import default_roots, discover, read_records, transcript_format
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
     ResultRecord,
     TextRecord,
     UsageRecord,
-    default_roots,
-    discover,
-    read_records,
-    transcript_format,
 )
 from pytest_toll.transcripts.summary import summarize_file
 

@@ -28,10 +28,11 @@ from pytest_toll.transcripts.formats import (
     openhands,
     qwen,
 )
-from pytest_toll.transcripts.formats.base import FormatRecord, load_document
-from pytest_toll.transcripts.readers import CLAUDE, CODEX, BadLine
+from pytest_toll.transcripts.formats.base import load_document
+from pytest_toll.transcripts.readers import CLAUDE, CODEX
+from pytest_toll.transcripts.records import BadLine, Record
 
-Reader = Callable[..., Iterator[FormatRecord]]
+Reader = Callable[..., Iterator[Record]]
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,7 @@ def read_records(
     max_line_bytes: int = MAX_TRANSCRIPT_LINE_BYTES,
     start: int = 0,
     end: int | None = None,
-) -> Iterator[FormatRecord]:
+) -> Iterator[Record]:
     """Every record of one transcript file, whatever agent wrote it (see
     :func:`pytest_toll.transcripts.readers.read_records`; only Claude Code files are cut into
     segments, so ``start``/``end`` apply to them alone)."""

@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    CutResult,
-    FormatRecord,
     OrderPairing,
     call_text,
     items,
@@ -28,7 +26,14 @@ from pytest_toll.transcripts.formats.base import (
     text_of,
     usage,
 )
-from pytest_toll.transcripts.readers import BadLine, BoundaryRecord, ResultRecord, TextRecord
+from pytest_toll.transcripts.records import (
+    BadLine,
+    BoundaryRecord,
+    CutResult,
+    Record,
+    ResultRecord,
+    TextRecord,
+)
 
 NAME = "antigravity"
 #: Steps that are neither a call's result nor a tool call.
@@ -74,9 +79,7 @@ def session_of(path: Path) -> str:
     return path.parent.name if path.stem == "transcript" else path.stem
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     session = session_of(path)
     order = OrderPairing()
     model: object = None

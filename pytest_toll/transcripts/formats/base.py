@@ -1,15 +1,10 @@
-"""What every reader of the newer agent formats shares: the two records those formats add,
-bounded reading of JSON lines and whole JSON documents, and pairing calls with results by
-order where a format gives no ids.
+"""What every reader of the newer agent formats shares: bounded reading of JSON lines and
+whole JSON documents, and pairing calls with results by order where a format gives no ids
+(each such session flagged with :class:`~pytest_toll.transcripts.records.PairedByOrder`, so
+the report names it, never silently).
 
-The records are the ones :mod:`~pytest_toll.transcripts.readers` defines (a call, a result, a
-usage turn, text, a compaction boundary, a bad line), so pairing, outcomes, shapes, repeats,
-amplification and drift work on every format unchanged. Two more:
-
-- :class:`PairedByOrder`: the session's calls were paired with their results by order, not by
-  id (the format has none); the report names such sessions, never silently;
-- :class:`CutResult`: a result the agent itself marked as cut short (Antigravity's
-  ``truncated_fields``), so its outcome is ``truncated`` whatever its text says.
+Every reader yields the common records (:mod:`~pytest_toll.transcripts.records`), so pairing,
+outcomes, shapes, repeats, amplification and drift work on every format unchanged.
 """
 
 from __future__ import annotations
@@ -24,32 +19,14 @@ from typing import Any
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES
 from pytest_toll.core.textio import TooDeep, load_json, read_file_bytes
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.readers import iter_lines, json_parser
+from pytest_toll.transcripts.records import (
     BadLine,
     CallRecord,
-    ResultRecord,
-    SessionRecord,
+    PairedByOrder,
     TextRecord,
     UsageRecord,
-    iter_lines,
-    json_parser,
 )
-
-
-@dataclass(slots=True)
-class PairedByOrder:
-    """The session's calls and results were paired by order: the format gives no ids."""
-
-    session: str
-
-
-@dataclass(slots=True)
-class CutResult(ResultRecord):
-    """A result its agent marked as cut short: its outcome is ``truncated``."""
-
-
-#: What a new-format reader yields: the common records, plus the order-pairing flag.
-FormatRecord = SessionRecord | BadLine | PairedByOrder
 
 
 def number(value: object) -> int:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
     OrderPairing,
     arguments_of,
     call_text,
@@ -30,8 +29,9 @@ from pytest_toll.transcripts.formats.base import (
     number,
     text_of,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     CallRecord,
+    Record,
     ResultRecord,
     TextRecord,
     UsageRecord,
@@ -95,7 +95,7 @@ def _usage_of(entries: list[Any], session: str) -> Iterator[UsageRecord]:
             yield record
 
 
-def _api_history(messages: list[Any], session: str, with_text: bool) -> Iterator[FormatRecord]:
+def _api_history(messages: list[Any], session: str, with_text: bool) -> Iterator[Record]:
     order = OrderPairing()
     for message in messages:
         if not isinstance(message, dict):
@@ -145,7 +145,7 @@ def _api_history(messages: list[Any], session: str, with_text: bool) -> Iterator
 
 def _xml_result(
     result: tuple[str, list[str]] | None, order: OrderPairing, session: str
-) -> Iterator[FormatRecord]:
+) -> Iterator[Record]:
     if result is None:
         return
     tool, texts = result
@@ -157,11 +157,11 @@ def _xml_result(
     yield ResultRecord(session, call_id, text, text.startswith(_FAILED))
 
 
-def _ui_messages(entries: list[Any], session: str, with_text: bool) -> Iterator[FormatRecord]:
+def _ui_messages(entries: list[Any], session: str, with_text: bool) -> Iterator[Record]:
     order = OrderPairing()
     output: list[str] | None = None  # a command's output, gathered until the next entry
 
-    def close() -> Iterator[FormatRecord]:
+    def close() -> Iterator[Record]:
         nonlocal output
         if output is not None:
             call_id = order.answer(session)
@@ -216,9 +216,7 @@ def superseded(path: Path) -> bool:
     return path.name == UI_MESSAGES and (path.parent / API_HISTORY).is_file()
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     value, bad = document_or_bad_line(path)
     if bad is not None:
         yield bad

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
     arguments_of,
     call_text,
     items,
@@ -24,10 +23,11 @@ from pytest_toll.transcripts.formats.base import (
     text_of,
     usage,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
+    Record,
     ResultRecord,
     SessionRecord,
     TextRecord,
@@ -99,9 +99,7 @@ def _records(
     return []
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     # <id>/events.jsonl names its session by its folder; <id>.jsonl by its own name.
     session = path.parent.name if path.stem == "events" else path.stem
     seen_calls: set[str] = set()

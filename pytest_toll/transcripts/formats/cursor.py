@@ -13,14 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
-    arguments_of,
-    call_text,
-    json_lines,
-    text_of,
-)
-from pytest_toll.transcripts.readers import BadLine, CallRecord, ResultRecord, TextRecord
+from pytest_toll.transcripts.formats.base import arguments_of, call_text, json_lines, text_of
+from pytest_toll.transcripts.records import BadLine, CallRecord, Record, ResultRecord, TextRecord
 
 NAME = "cursor"
 
@@ -32,9 +26,7 @@ def sniff(value: object) -> bool:
     return isinstance(message, dict) and "content" in message and "type" not in value
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     session = path.stem
     made = 0
     for number_, line in json_lines(path, max_line_bytes):

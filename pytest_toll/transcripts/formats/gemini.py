@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
     OrderPairing,
     arguments_of,
     call_text,
@@ -33,9 +32,10 @@ from pytest_toll.transcripts.formats.base import (
     text_of,
     usage,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     CallRecord,
+    Record,
     ResultRecord,
     SessionRecord,
     TextRecord,
@@ -147,7 +147,7 @@ def message_records(
     return records
 
 
-def _jsonl(path: Path, with_text: bool, max_line_bytes: int) -> Iterator[FormatRecord]:
+def _jsonl(path: Path, with_text: bool, max_line_bytes: int) -> Iterator[Record]:
     # Pass one finds where each message id is written last and the last full rewrite; pass
     # two yields each message from that line only. Both stream: only ids and numbers are held.
     last_line: dict[str, int] = {}
@@ -192,7 +192,7 @@ def _jsonl(path: Path, with_text: bool, max_line_bytes: int) -> Iterator[FormatR
         yield from message_records(line, session, with_text)
 
 
-def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[FormatRecord]:
+def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[Record]:
     order = OrderPairing()
     for content in contents:
         if not isinstance(content, dict):
@@ -232,9 +232,7 @@ def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[
                 yield TextRecord(session, kind, part["text"])
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     if not document:
         yield from _jsonl(path, with_text, max_line_bytes)
         return

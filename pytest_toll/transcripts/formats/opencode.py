@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
     arguments_of,
     call_text,
     document_or_bad_line,
@@ -31,10 +30,11 @@ from pytest_toll.transcripts.formats.base import (
     number,
     text_of,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
+    Record,
     ResultRecord,
     SessionRecord,
     TextRecord,
@@ -165,7 +165,7 @@ def _json_files(folder: Path) -> list[Path]:
         return []
 
 
-def _tree(path: Path, info: Mapping[str, Any], with_text: bool) -> Iterator[FormatRecord]:
+def _tree(path: Path, info: Mapping[str, Any], with_text: bool) -> Iterator[Record]:
     session = str(info["id"])
     if len(path.parents) < 3:
         return
@@ -185,7 +185,7 @@ def _tree(path: Path, info: Mapping[str, Any], with_text: bool) -> Iterator[Form
         yield from message_records(session, message, parts, with_text)
 
 
-def _database(path: Path, with_text: bool) -> Iterator[FormatRecord]:
+def _database(path: Path, with_text: bool) -> Iterator[Record]:
     import sqlite3
 
     try:
@@ -225,9 +225,7 @@ def _database(path: Path, with_text: bool) -> Iterator[FormatRecord]:
         connection.close()
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     if is_database(path):
         yield from _database(path, with_text)
         return

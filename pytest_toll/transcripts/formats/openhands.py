@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
     OrderPairing,
     arguments_of,
     call_text,
@@ -33,10 +32,11 @@ from pytest_toll.transcripts.formats.base import (
     text_of,
     usage,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
+    Record,
     ResultRecord,
     TextRecord,
 )
@@ -87,7 +87,7 @@ def _failed(event: Mapping[str, Any]) -> bool:
 
 def _events(
     events: Iterable[Any], session: str, with_text: bool, seen_turns: set[str]
-) -> Iterator[FormatRecord]:
+) -> Iterator[Record]:
     order = OrderPairing()
     for item in events:
         pair = item if isinstance(item, list) else [item]
@@ -119,7 +119,7 @@ def _action(
     with_text: bool,
     order: OrderPairing,
     seen_turns: set[str],
-) -> Iterator[FormatRecord]:
+) -> Iterator[Record]:
     metadata = event.get("tool_call_metadata")
     metadata = metadata if isinstance(metadata, dict) else {}
     response = metadata.get("model_response")
@@ -198,9 +198,7 @@ def event_files(path: Path) -> list[Path]:
     return sorted(files, key=lambda p: int(p.stem))
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     seen_turns: set[str] = set()
     if not document:
         for number_, line in json_lines(path, max_line_bytes):

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
     arguments_of,
     call_text,
     json_lines,
@@ -24,10 +23,11 @@ from pytest_toll.transcripts.formats.base import (
     text_of,
     usage,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
+    Record,
     ResultRecord,
     SessionRecord,
     TextRecord,
@@ -122,9 +122,7 @@ def _records(line: Mapping[str, Any], fallback: str, with_text: bool) -> list[Se
     return records
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     seen_calls: set[str] = set()
     for number_, line in json_lines(path, max_line_bytes):
         if isinstance(line, BadLine):
