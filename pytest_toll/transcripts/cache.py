@@ -4,7 +4,7 @@ One SQLite file. A scan of exactly the files scanned before (same paths, sizes a
 is served the report it made (so a warm scan reads one row, whatever the history's size). An
 unchanged file (same path, size and mtime) is served its
 :class:`~pytest_toll.transcripts.summary.FileSummary`; a changed one is cut into the same
-segments as before (:func:`~pytest_toll.transcripts.readers.segment_bounds`), and every segment
+segments as before (:func:`~pytest_toll.transcripts.formats.base.segment_bounds`), and every segment
 whose bytes are still those it was read from — same range, same bytes at both of its ends —
 is served its facts, so an appended-to session re-reads only what was appended (and the
 segment it was appended to). Any cache failure just means a re-read.

@@ -1,6 +1,6 @@
 """Many transcript files: discovery, the process pool, progress, and :func:`scan`.
 
-Data flows one way: transcript records (:mod:`~pytest_toll.transcripts.readers`) → facts per
+Data flows one way: transcript records (:mod:`~pytest_toll.transcripts.formats`) → facts per
 byte segment of a file → one :class:`~pytest_toll.transcripts.summary.FileSummary` per file → a
 :class:`~pytest_toll.transcripts.report.ScanReport` over many files. Work is split by bytes, not
 files: a big Claude Code file is cut into segments of about ``SEGMENT_BYTES`` that the pool
@@ -24,9 +24,9 @@ from typing import TextIO
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.tokens import exact_count
 from pytest_toll.transcripts.cache import SummaryCache, cache_dir, fingerprint, report_key
-from pytest_toll.transcripts.formats import transcript_format, tree_status
+from pytest_toll.transcripts.formats import format_of, transcript_format, tree_status
+from pytest_toll.transcripts.formats.base import segment_bounds
 from pytest_toll.transcripts.locations import discover
-from pytest_toll.transcripts.readers import CLAUDE, segment_bounds
 from pytest_toll.transcripts.report import ScanReport, build_report
 from pytest_toll.transcripts.summary import (
     FileSummary,
@@ -109,7 +109,7 @@ def _single_threaded() -> bool:
 
 #: Below this much unread data a pool costs more than it saves.
 POOL_MIN_BYTES = 4 * 1024 * 1024
-#: Claude Code files are read in segments of about this size: a big file spreads over the
+#: Files of a format read in segments (Claude Code's) are cut at about this size: a big file spreads over the
 #: pool, and an appended-to file re-reads only its last segments.
 SEGMENT_BYTES = 16 * 1024 * 1024
 #: From this much unread data per reading process on, the fast exact counter (when installed
@@ -233,7 +233,7 @@ def iter_summaries(
             stats.cached += 1
             continue
         # (the format is read from the file's first line: only for a file big enough to cut)
-        split = not drift and status.st_size > SEGMENT_BYTES and transcript_format(path) == CLAUDE
+        split = not drift and status.st_size > SEGMENT_BYTES and format_of(path).segmented
         bounds = (
             segment_bounds(path, status.st_size, SEGMENT_BYTES) if split else [(0, status.st_size)]
         )

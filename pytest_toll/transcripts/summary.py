@@ -16,7 +16,12 @@ from typing import Any
 
 from pytest_toll.core.limits import MAX_TRANSCRIPT_LINE_BYTES
 from pytest_toll.transcripts.counting import image_tokens, text_counter
-from pytest_toll.transcripts.formats import read_records, results_recorded, transcript_format
+from pytest_toll.transcripts.formats import (
+    BY_NAME,
+    read_records,
+    results_recorded,
+    transcript_format,
+)
 from pytest_toll.transcripts.outcomes import (
     OUTCOME_ERROR,
     OUTCOME_NOT_RECORDED,
@@ -26,7 +31,6 @@ from pytest_toll.transcripts.outcomes import (
     Outcome,
     outcome_of,
 )
-from pytest_toll.transcripts.readers import CLAUDE
 from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
@@ -268,7 +272,7 @@ def fold(
     early_results: dict[str, tuple[Outcome, int]] = {}
     paired: set[str] = set()
     # A call or turn written again in a later segment is dropped here as the reader drops it
-    # within one (Claude Code's per-block lines; the reader never repeats a Codex call).
+    # within one (Claude Code's per-block lines; a format read whole is its reader's own).
     seen_calls: set[str] = set()
     seen_messages: set[str] = set()
     fetches: dict[tuple[str, str, str, int], list[tuple[str, int]]] = {}
@@ -280,7 +284,7 @@ def fold(
     last_prompt: dict[str, int] = {}
     added: Tally[str] = Tally()
     tainted: set[str] = set()
-    claude = format == CLAUDE
+    segmented = format in BY_NAME and BY_NAME[format].segmented
     # A format that never writes results leaves its calls unanswered by design, not unpaired.
     unanswered: Outcome = OUTCOME_UNPAIRED if results_recorded(format) else OUTCOME_NOT_RECORDED
 
@@ -309,7 +313,7 @@ def fold(
             session = fact[1]
             if kind == "C":
                 _, _, call_id, shape, target, mutating, file, epoch_kind = fact
-                if claude:
+                if segmented:
                     if call_id in seen_calls:
                         continue
                     seen_calls.add(call_id)
@@ -358,7 +362,7 @@ def fold(
             elif kind == "U":
                 _, _, message_id, model, prompt, input_, output, cache_read, cache_write = fact
                 if message_id is not None:
-                    if message_id in seen_messages and claude:
+                    if message_id in seen_messages and segmented:
                         continue
                     seen_messages.add(message_id)
                 sessions.setdefault(session, None)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
+    Home,
     OrderPairing,
     call_text,
     items,
@@ -36,6 +37,7 @@ from pytest_toll.transcripts.records import (
 )
 
 NAME = "antigravity"
+TITLE = "Antigravity"
 #: Steps that are neither a call's result nor a tool call.
 _NOT_RESULTS = frozenset(
     {"USER_INPUT", "PLANNER_RESPONSE", "CONVERSATION_HISTORY", "CHECKPOINT", "SYSTEM_MESSAGE",
@@ -70,7 +72,14 @@ def _arguments(value: object) -> Mapping[str, Any]:
     return decoded
 
 
-def session_of(path: Path) -> str:
+def folders(home: Home) -> list[Path]:
+    gemini = home.path / ".gemini"
+    return [
+        gemini / name / "brain" for name in ("antigravity", "antigravity-cli", "antigravity-ide")
+    ]
+
+
+def session_name(path: Path) -> str:
     """The conversation id: the ``brain/<id>`` folder the transcript sits in."""
     parts = path.parts
     for index, part in enumerate(parts[:-1]):
@@ -80,7 +89,7 @@ def session_of(path: Path) -> str:
 
 
 def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
-    session = session_of(path)
+    session = session_name(path)
     order = OrderPairing()
     model: object = None
     for number_, step in json_lines(path, max_line_bytes):

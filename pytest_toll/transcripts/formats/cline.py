@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
+    Home,
     OrderPairing,
     arguments_of,
     call_text,
@@ -38,6 +39,11 @@ from pytest_toll.transcripts.records import (
 )
 
 NAME = "cline"
+TITLE = "Cline/Roo"
+#: VS Code and its forks whose global storage may hold Cline or Roo Code tasks.
+VSCODE_VARIANTS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+#: The extensions whose tasks are Cline-format transcripts.
+CLINE_EXTENSIONS = ("saoudrizwan.claude-dev", "rooveterinaryinc.roo-cline")
 UI_MESSAGES = "ui_messages.json"
 API_HISTORY = "api_conversation_history.json"
 #: Cline's and Roo Code's XML tools (calls written in the assistant's text).
@@ -51,6 +57,39 @@ _XML_CALL = re.compile(rf"<({'|'.join(XML_TOOLS)})>(.*?)</\1>", re.DOTALL)
 _XML_PARAMETER = re.compile(r"<(\w+)>(.*?)</\1>", re.DOTALL)
 _RESULT_HEAD = re.compile(r"^\[(\w+)(?: for [^\]]*)?\] Result:", re.DOTALL)
 _FAILED = ("The tool execution failed", "<error>", "Error executing")
+
+
+def _vscode_user_folders(home: Home) -> list[Path]:
+    if home.platform == "darwin":
+        base = home.path / "Library" / "Application Support"
+    elif home.platform.startswith("win"):
+        base = Path(home.environ.get("APPDATA") or home.path / "AppData" / "Roaming")
+    else:
+        base = home.config
+    folders = [base / variant / "User" for variant in VSCODE_VARIANTS]
+    folders += [
+        home.path / ".vscode-server" / "data" / "User",
+        home.path / ".cursor-server" / "data" / "User",
+    ]
+    return folders
+
+
+def folders(home: Home) -> list[Path]:
+    found = [home.path / ".cline" / "data" / "tasks"]
+    for user in _vscode_user_folders(home):
+        for extension in CLINE_EXTENSIONS:
+            found.append(user / "globalStorage" / extension / "tasks")
+    return found
+
+
+def session_name(path: Path) -> str:
+    """A task's folder names it (its files' names are the same for every task)."""
+    return path.parent.name
+
+
+def session_files(path: Path) -> list[Path]:
+    """A task's file and its ui_messages.json, where its usage is read from."""
+    return [path, path.parent / UI_MESSAGES]
 
 
 def sniff(value: object) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
+    Home,
     arguments_of,
     call_text,
     items,
@@ -34,6 +35,16 @@ from pytest_toll.transcripts.records import (
 )
 
 NAME = "copilot"
+TITLE = "Copilot CLI"
+
+
+def folders(home: Home) -> list[Path]:
+    return [home.path / ".copilot" / "session-state"]
+
+
+def session_name(path: Path) -> str:
+    """A session's folder names it when its file is ``<id>/events.jsonl``."""
+    return path.parent.name if path.stem == "events" else path.stem
 
 
 def sniff(value: object) -> bool:

@@ -13,10 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_toll.transcripts.formats.base import arguments_of, call_text, json_lines, text_of
+from pytest_toll.transcripts.formats.base import Home, arguments_of, call_text, json_lines, text_of
 from pytest_toll.transcripts.records import BadLine, CallRecord, Record, ResultRecord, TextRecord
 
 NAME = "cursor"
+TITLE = "Cursor"
+
+
+def folders(home: Home) -> list[Path]:
+    return [home.path / ".cursor" / "projects"]
 
 
 def sniff(value: object) -> bool:

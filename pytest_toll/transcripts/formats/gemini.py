@@ -21,7 +21,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.transcripts.formats import qwen
 from pytest_toll.transcripts.formats.base import (
+    Home,
     OrderPairing,
     arguments_of,
     call_text,
@@ -42,11 +44,22 @@ from pytest_toll.transcripts.records import (
 )
 
 NAME = "gemini"
+TITLE = "Gemini CLI"
 _MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 
 
 def is_metadata_line(line: Mapping[str, Any]) -> bool:
     return isinstance(line.get("sessionId"), str) and "projectHash" in line and "type" not in line
+
+
+def folders(home: Home) -> list[Path]:
+    return [home.path / ".gemini" / "tmp"]
+
+
+def writer(path: Path) -> str:
+    """Qwen Code's older sessions are in Gemini CLI's format (Qwen Code is its fork): the
+    content says the format, the folder which of the two agents wrote it."""
+    return qwen.NAME if ".qwen" in path.parts else NAME
 
 
 def sniff(value: object) -> bool:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
+    Home,
     arguments_of,
     call_text,
     document_or_bad_line,
@@ -42,8 +43,16 @@ from pytest_toll.transcripts.records import (
 )
 
 NAME = "opencode"
+TITLE = "OpenCode"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _TABLES = frozenset({"session", "message", "part"})
+
+
+def folders(home: Home) -> list[Path]:
+    found = [home.data / "opencode"]
+    if home.platform == "darwin":
+        found.append(home.path / "Library" / "Application Support" / "opencode")
+    return found
 
 
 def is_session_info(value: object) -> bool:
@@ -67,14 +76,21 @@ def sniff(value: object) -> bool:
     )
 
 
+def _starts_as_database(path: Path) -> bool:
+    try:
+        with path.open("rb") as stream:
+            return stream.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
 def is_database(path: Path) -> bool:
     """An SQLite file holding OpenCode's session, message and part tables."""
     import sqlite3  # only a database pays for it
 
+    if not _starts_as_database(path):
+        return False
     try:
-        with path.open("rb") as stream:
-            if stream.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-                return False
         connection = _connect(path)
         try:
             names = {row[0] for row in connection.execute("select name from sqlite_master")}
@@ -244,6 +260,17 @@ def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) ->
             continue
         parts = [part for part in items(message.get("parts")) if isinstance(part, dict)]
         yield from message_records(session, message["info"], parts, with_text)
+
+
+def session_files(path: Path) -> list[Path]:
+    """A database and its write-ahead log; a storage-tree session's file, its messages' and
+    their parts'."""
+    if _starts_as_database(path):
+        return [path, path.with_name(path.name + "-wal")]
+    value, bad = document_or_bad_line(path)
+    if bad is None and is_session_info(value):
+        return list(tree_files(path, str(value["id"])))
+    return []
 
 
 def tree_files(path: Path, info_id: str) -> Iterator[Path]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
+    Home,
     OrderPairing,
     arguments_of,
     call_text,
@@ -42,6 +43,7 @@ from pytest_toll.transcripts.records import (
 )
 
 NAME = "openhands"
+TITLE = "OpenHands"
 #: Actions that are not tool calls: nothing comes back for them as a result.
 _NOT_CALLS = frozenset(
     {"message", "system", "finish", "change_agent_state", "recall", "null", "condensation",
@@ -52,6 +54,20 @@ _NOT_RESULTS = frozenset({"agent_state_changed", "recall", "null", "condensation
 #: The shell command actions, named as their function is when the event names none.
 _FUNCTIONS = {"run": "execute_bash", "run_ipython": "execute_ipython_cell"}
 _EVENT_FILE = re.compile(r"^\d+$")
+
+
+def folders(home: Home) -> list[Path]:
+    return [home.path / ".openhands" / "sessions", home.path / ".openhands-state" / "sessions"]
+
+
+def session_name(path: Path) -> str:
+    """An event store's session is the folder that holds its ``events`` folder."""
+    return path.parent.parent.name if path.parent.name == "events" else path.stem
+
+
+def session_files(path: Path) -> list[Path]:
+    """An event store's every event (one file each); nothing beside any other file."""
+    return event_files(path) if path.parent.name == "events" else []
 
 
 def is_event(value: object) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
+    Home,
     arguments_of,
     call_text,
     json_lines,
@@ -34,6 +35,11 @@ from pytest_toll.transcripts.records import (
 )
 
 NAME = "qwen"
+TITLE = "Qwen Code"
+
+
+def folders(home: Home) -> list[Path]:
+    return [home.path / ".qwen" / "projects", home.path / ".qwen" / "tmp"]
 
 
 def sniff(value: object) -> bool:
