@@ -23,7 +23,14 @@ from typing import TextIO
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.tokens import exact_count
-from pytest_toll.transcripts.cache import SummaryCache, cache_dir, fingerprint, report_key
+from pytest_toll.transcripts.cache import (
+    SCOPE_DRIFT,
+    SCOPE_TOLLS,
+    SummaryCache,
+    cache_dir,
+    fingerprint,
+    report_key,
+)
 from pytest_toll.transcripts.formats import format_of, transcript_format, tree_status
 from pytest_toll.transcripts.formats.base import segment_bounds
 from pytest_toll.transcripts.locations import discover
@@ -218,7 +225,7 @@ class _Reading:
         progress: bool,
     ) -> None:
         self.files, self.drift, self.store, self.stats = files, drift, store, stats
-        self.scope = "drift" if drift else "tolls"
+        self.scope = SCOPE_DRIFT if drift else SCOPE_TOLLS
         self.order = [str(path) for path, _ in files]
         self.cached: set[str] = set()
         self.ready: dict[str, FileSummary] = {}
@@ -442,7 +449,7 @@ def scan(roots: Sequence[Path], options: ReadOptions) -> ScanReport:
     exactly the files of an earlier one is served that scan's report."""
     files = transcript_files(roots, options.since_days, options.limit)
     store = SummaryCache(options.cache) if options.cache is not None else None
-    key = report_key("tolls", ((str(path), *_stat_key(status)) for path, status in files))
+    key = report_key(SCOPE_TOLLS, ((str(path), *_stat_key(status)) for path, status in files))
     report = store.report(key) if store is not None else None
     if report is None:
         report = build_report(
