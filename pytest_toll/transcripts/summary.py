@@ -28,7 +28,7 @@ from pytest_toll.transcripts.outcomes import (
     OUTCOME_OK,
     OUTCOME_TRUNCATED,
     OUTCOME_UNPAIRED,
-    Outcome,
+    CallOutcome,
     outcome_of,
 )
 from pytest_toll.transcripts.records import (
@@ -142,7 +142,7 @@ class _Pending:
 # A *fact* is what the fold needs from one record, with the costly work (parsing, counting,
 # shaping) already done: plain lists, so a worker returns them cheaply and the cache stores
 # them as JSON. One segment's facts are a list of:
-#   ["C", session, call id, shape, target | None, mutating, file | None, epoch kind]
+#   ["C", session, call id, shape, target | None, mutating, file | None, epoch rule]
 #   ["R", session, call id, outcome, tokens, images]
 #   ["U", session, message id | None, model, prompt, input, output, cache read, cache write]
 #   ["T", session, tokens, images]      (conversation text, drift only)
@@ -269,7 +269,7 @@ def fold(
     summary = FileSummary(path, format, drift=[] if drift else None)
     sessions: dict[str, None] = {}
     calls: dict[str, _Pending] = {}
-    early_results: dict[str, tuple[Outcome, int]] = {}
+    early_results: dict[str, tuple[CallOutcome, int]] = {}
     paired: set[str] = set()
     # A call or turn written again in a later segment is dropped here as the reader drops it
     # within one (Claude Code's per-block lines; a format read whole is its reader's own).
@@ -286,9 +286,9 @@ def fold(
     tainted: set[str] = set()
     segmented = format in BY_NAME and BY_NAME[format].segmented
     # A format that never writes results leaves its calls unanswered by design, not unpaired.
-    unanswered: Outcome = OUTCOME_UNPAIRED if results_recorded(format) else OUTCOME_NOT_RECORDED
+    unanswered: CallOutcome = OUTCOME_UNPAIRED if results_recorded(format) else OUTCOME_NOT_RECORDED
 
-    def tally(call_id: str, shape: str, outcome: Outcome, tokens: int) -> None:
+    def tally(call_id: str, shape: str, outcome: CallOutcome, tokens: int) -> None:
         summary.call_log.append([call_id, shape, outcome, tokens])
         entry = summary.shapes.setdefault(shape, ShapeTally())
         entry.calls += 1
@@ -296,7 +296,7 @@ def fold(
         if outcome == OUTCOME_OK:
             entry.ok_tokens.append(tokens)
 
-    def settle(call_id: str, pending: _Pending, outcome: Outcome, tokens: int) -> None:
+    def settle(call_id: str, pending: _Pending, outcome: CallOutcome, tokens: int) -> None:
         tally(call_id, pending.shape, outcome, tokens)
         if outcome == OUTCOME_OK and pending.repeat_key is not None:
             fetches.setdefault(pending.repeat_key, []).append((call_id, tokens))
@@ -304,15 +304,15 @@ def fold(
     offset = 0
     for segment in segments:
         for fact in segment.facts:
-            kind = fact[0]
-            if kind == "X":
+            letter = fact[0]
+            if letter == "X":
                 summary.unreadable_lines += 1
                 if len(summary.problems) < _PROBLEMS_KEPT:
                     summary.problems.append(f"line {offset + fact[1]}: {fact[2]}")
                 continue
             session = fact[1]
-            if kind == "C":
-                _, _, call_id, shape, target, mutating, file, epoch_kind = fact
+            if letter == "C":
+                _, _, call_id, shape, target, mutating, file, epoch_rule = fact
                 if segmented:
                     if call_id in seen_calls:
                         continue
@@ -324,9 +324,9 @@ def fold(
                         path_epochs[(session, file)] += 1
                 key = None
                 if target is not None:
-                    if epoch_kind == _EPOCH_OF_PATH:
+                    if epoch_rule == _EPOCH_OF_PATH:
                         epoch = path_epochs[(session, file or "")]
-                    elif epoch_kind == _EPOCH_NONE:
+                    elif epoch_rule == _EPOCH_NONE:
                         epoch = 0
                     else:
                         epoch = session_epochs[session]
@@ -339,7 +339,7 @@ def fold(
                     settle(call_id, pending, *early)
                 else:
                     calls[call_id] = pending
-            elif kind == "R":
+            elif letter == "R":
                 _, _, call_id, outcome, tokens, images = fact
                 sessions.setdefault(session, None)
                 summary.images += images
@@ -359,7 +359,7 @@ def fold(
                     added[session] += tokens
                     if images:
                         tainted.add(session)
-            elif kind == "U":
+            elif letter == "U":
                 _, _, message_id, model, prompt, input_, output, cache_read, cache_write = fact
                 if message_id is not None:
                     if message_id in seen_messages and segmented:
@@ -381,16 +381,16 @@ def fold(
                     last_prompt[session] = prompt
                     added[session] = 0
                     tainted.discard(session)
-            elif kind == "T":
+            elif letter == "T":
                 sessions.setdefault(session, None)
                 added[session] += fact[2]
                 if fact[3]:
                     tainted.add(session)
-            elif kind == "B":
+            elif letter == "B":
                 sessions.setdefault(session, None)
                 last_prompt.pop(session, None)
                 added[session] = 0
-            elif kind == "O" and session not in summary.paired_by_order:
+            elif letter == "O" and session not in summary.paired_by_order:
                 summary.paired_by_order.append(session)
         offset += segment.lines
     for call_id, pending in calls.items():

@@ -51,10 +51,10 @@ _MODEL_PICKED = re.compile(r"setting `Model Selection` from .*? to (.+?)(?:\. |\
 def sniff(value: object) -> bool:
     if not isinstance(value, dict):
         return False
-    kind = value.get("type")
+    step_type = value.get("type")
     return (
-        isinstance(kind, str)
-        and kind.isupper()
+        isinstance(step_type, str)
+        and step_type.isupper()
         and value.get("source") in ("USER_EXPLICIT", "MODEL", "SYSTEM", "USER")
         and ("step_index" in value or "created_at" in value)
     )
@@ -99,8 +99,8 @@ def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) ->
         if not isinstance(step, dict):
             yield BadLine(number_, "not a JSON object")
             continue
-        kind = step.get("type") if isinstance(step.get("type"), str) else ""
-        if kind == "USER_INPUT" and isinstance(step.get("content"), str):
+        step_type = step.get("type") if isinstance(step.get("type"), str) else ""
+        if step_type == "USER_INPUT" and isinstance(step.get("content"), str):
             picked = _MODEL_PICKED.search(step["content"])
             model = picked.group(1).strip() if picked else model
         step_usage = step.get("usage")
@@ -117,12 +117,12 @@ def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) ->
             )
             if turn is not None:
                 yield turn
-        if kind == "CHECKPOINT":
+        if step_type == "CHECKPOINT":
             yield BoundaryRecord(session)
-        elif kind == "USER_INPUT":
+        elif step_type == "USER_INPUT":
             if with_text and text_of(step.get("content")):
                 yield TextRecord(session, "user", text_of(step.get("content")))
-        elif kind == "PLANNER_RESPONSE":
+        elif step_type == "PLANNER_RESPONSE":
             if with_text:
                 if text_of(step.get("thinking")):
                     yield TextRecord(session, "thinking", text_of(step.get("thinking")))
@@ -137,7 +137,7 @@ def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) ->
                 yield order.call(session, tool or "unknown", arguments)
                 if with_text:
                     yield call_text(session, tool or "unknown", arguments)
-        elif kind not in _NOT_RESULTS and order.waiting(session):
+        elif step_type not in _NOT_RESULTS and order.waiting(session):
             call_id = order.answer(session)
             if call_id is None:
                 continue

@@ -146,19 +146,19 @@ def _api_history(messages: list[Any], session: str, with_text: bool) -> Iterator
         for block in blocks if isinstance(blocks, list) else []:
             if not isinstance(block, dict):
                 continue
-            kind = block.get("type")
-            if kind == "tool_use" and isinstance(block.get("id"), str):
+            block_type = block.get("type")
+            if block_type == "tool_use" and isinstance(block.get("id"), str):
                 tool = str(block.get("name") or "unknown")
                 arguments = arguments_of(block.get("input"))
                 yield CallRecord(session, block["id"], tool, arguments)
                 if with_text:
                     yield call_text(session, tool, arguments)
-            elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
+            elif block_type == "tool_result" and isinstance(block.get("tool_use_id"), str):
                 text = text_of(block.get("content"))
                 yield ResultRecord(
                     session, block["tool_use_id"], text, block.get("is_error") is True
                 )
-            elif kind == "text" and isinstance(block.get("text"), str):
+            elif block_type == "text" and isinstance(block.get("text"), str):
                 text = block["text"]
                 head = _RESULT_HEAD.match(text) if role == "user" else None
                 if head is not None or (result is not None and not text.startswith("<environment")):

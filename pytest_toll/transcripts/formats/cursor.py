@@ -52,8 +52,8 @@ def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) ->
                 continue
             if not isinstance(block, dict):
                 continue
-            kind = block.get("type")
-            if kind == "tool_use" and role == "assistant":
+            block_type = block.get("type")
+            if block_type == "tool_use" and role == "assistant":
                 made += 1
                 call_id = block.get("id")
                 call_id = call_id if isinstance(call_id, str) and call_id else f"{session}#{made}"
@@ -63,14 +63,14 @@ def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) ->
                 yield CallRecord(session, call_id, tool, arguments)
                 if with_text:
                     yield call_text(session, tool, arguments)
-            elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
+            elif block_type == "tool_result" and isinstance(block.get("tool_use_id"), str):
                 yield ResultRecord(
                     session,
                     block["tool_use_id"],
                     text_of(block.get("content")),
                     block.get("is_error") is True,
                 )
-            elif with_text and kind == "text" and role in ("user", "assistant"):
+            elif with_text and block_type == "text" and role in ("user", "assistant"):
                 text = text_of(block.get("text"))
                 if text:
                     yield TextRecord(session, str(role), text)

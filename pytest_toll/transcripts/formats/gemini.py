@@ -106,15 +106,15 @@ def message_records(
     message: Mapping[str, Any], session: str, with_text: bool
 ) -> list[SessionRecord]:
     """The records of one chat-recording message (shared with Qwen's older layout)."""
-    kind = message.get("type")
+    message_type = message.get("type")
     records: list[SessionRecord] = []
-    if kind == "user":
+    if message_type == "user":
         if with_text:
             text = text_of(message.get("content"))
             if text:
                 records.append(TextRecord(session, "user", text))
         return records
-    if kind != "gemini":
+    if message_type != "gemini":
         return records
     message_id = message.get("id")
     tokens = message.get("tokens")
@@ -237,12 +237,12 @@ def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[
                     yield from order.flag(session)
                     yield ResultRecord(session, call_id, text, failed)
             elif with_text and isinstance(part.get("text"), str) and part["text"]:
-                kind = (
+                source = (
                     "thinking"
                     if part.get("thought") is True
                     else ("user" if role == "user" else "assistant")
                 )
-                yield TextRecord(session, kind, part["text"])
+                yield TextRecord(session, source, part["text"])
 
 
 def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:

@@ -143,8 +143,8 @@ def message_records(
     role = info.get("role")
     steps = 0
     for part in parts:
-        kind = part.get("type")
-        if kind == "tool" and isinstance(part.get("callID"), str):
+        part_type = part.get("type")
+        if part_type == "tool" and isinstance(part.get("callID"), str):
             state = part.get("state")
             state = state if isinstance(state, dict) else {}
             tool = str(part.get("tool") or "unknown")
@@ -157,16 +157,16 @@ def message_records(
                 yield ResultRecord(session, part["callID"], text_of(state.get("output")), False)
             elif status == "error":
                 yield ResultRecord(session, part["callID"], text_of(state.get("error")), True)
-        elif kind == "step-finish":
+        elif part_type == "step-finish":
             steps += 1
             turn = _usage(session, f"{message_id}/{part.get('id')}", info, part.get("tokens"))
             if turn is not None:
                 yield turn
-        elif kind == "compaction":
+        elif part_type == "compaction":
             yield BoundaryRecord(session)
-        elif with_text and kind == "text" and text_of(part.get("text")):
+        elif with_text and part_type == "text" and text_of(part.get("text")):
             yield TextRecord(session, "user" if role == "user" else "assistant", part["text"])
-        elif with_text and kind == "reasoning" and text_of(part.get("text")):
+        elif with_text and part_type == "reasoning" and text_of(part.get("text")):
             yield TextRecord(session, "thinking", part["text"])
     if role == "assistant" and not steps:
         turn = _usage(session, message_id, info, info.get("tokens"))
