@@ -39,7 +39,7 @@ from pytest_toll.transcripts.records import (
 )
 
 NAME = "cline"
-TITLE = "Cline/Roo"
+TITLE = "Cline/Roo Code"
 #: VS Code and its forks whose global storage may hold Cline or Roo Code tasks.
 VSCODE_VARIANTS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
 #: The extensions whose tasks are Cline-format transcripts.
