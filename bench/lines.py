@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.history import generate
 from bench.outputs import best_cpu
 from pytest_toll.core.tokens import exact_count, exact_engine
-from pytest_toll.transcripts.readers import read_records, transcript_format
+from pytest_toll.transcripts.formats import read_records, transcript_format
 from pytest_toll.transcripts.summary import fold, segment_facts
 
 ROOTS = ("claude", "codex")

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from pytest_toll.cli.options import positive_whole_number
+from pytest_toll.transcripts.formats import FORMATS
 from pytest_toll.transcripts.locations import default_roots
 from pytest_toll.transcripts.scan import ReadOptions, cache_dir
 
@@ -22,8 +23,8 @@ def add_root_options(parser: argparse.ArgumentParser, *, selection: bool = True)
         default=None,
         metavar="R",
         help="a transcript file or folder (repeatable); default $TOLL_TRANSCRIPTS, else the "
-        "folders where each installed agent keeps its sessions (Claude Code, Codex, Gemini "
-        "CLI, Antigravity, OpenCode, Copilot CLI, Qwen Code, Cline/Roo, OpenHands, Cursor)",
+        "folders where each installed agent keeps its sessions "
+        f"({', '.join(format.title for format in FORMATS)})",
     )
     if selection:
         parser.add_argument(

@@ -20,8 +20,12 @@ from pytest_toll.core.errors import UsageError
 from pytest_toll.gate.ledger import load_ledger
 from pytest_toll.gate.settings import ledger_catalogue
 from pytest_toll.transcripts.cache import DATABASE_NAME, untrusted
-from pytest_toll.transcripts.locations import agent_roots, discover
-from pytest_toll.transcripts.readers import ENVIRONMENT_VARIABLE, default_roots
+from pytest_toll.transcripts.locations import (
+    ENVIRONMENT_VARIABLE,
+    agent_roots,
+    default_roots,
+    discover,
+)
 from pytest_toll.transcripts.scan import cache_dir
 
 OK = "ok"

@@ -7,6 +7,7 @@ import json
 
 from pytest_toll.cli import EXIT_OK
 from pytest_toll.cli.options import add_json_option
+from pytest_toll.core.limits import VERSUS_COMMAND_TIMEOUT
 from pytest_toll.transcripts.versus import versus
 
 
@@ -21,9 +22,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         type=float,
-        default=120.0,
+        default=VERSUS_COMMAND_TIMEOUT,
         metavar="S",
-        help="seconds per command (default 120)",
+        help=f"seconds per command (default {VERSUS_COMMAND_TIMEOUT:g})",
     )
     add_json_option(parser)
 

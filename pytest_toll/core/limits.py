@@ -26,6 +26,8 @@ GIT_HISTORY_TIMEOUT = 60.0
 #: The longest deadline a measurement accepts (a day, in seconds): ``.inf`` or ``1e300`` is a
 #: usage error, not a measurement that never ends.
 MAX_TIMEOUT = 86_400.0
+#: How long ``toll versus`` lets each of its two commands run (seconds).
+VERSUS_COMMAND_TIMEOUT = 120.0
 
 # Read limits. Every byte toll reads from a file, a process or a host is read against one of
 # these, so a hostile or broken source costs bounded memory. Whatever passes a limit is not
@@ -50,6 +52,9 @@ MAX_SKILL_FILES = 10_000
 #: hold once YAML aliases are expanded. Deeper input would overflow Python's stack.
 MAX_NESTING_DEPTH = 200
 MAX_DOCUMENT_VALUES = 2_000_000
+#: One line of a JSON-lines transcript (bytes): a longer line is counted as unreadable and
+#: skipped in bounded chunks, never held whole.
+MAX_TRANSCRIPT_LINE_BYTES = 16 * 1024 * 1024
 
 # --- the ledger (toll.yaml) ---------------------------------------------------------------
 #: The largest ledger read (bytes). A ledger of 50,000 pinned tests is about 3 MB; anything

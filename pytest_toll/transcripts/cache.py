@@ -4,7 +4,7 @@ One SQLite file. A scan of exactly the files scanned before (same paths, sizes a
 is served the report it made (so a warm scan reads one row, whatever the history's size). An
 unchanged file (same path, size and mtime) is served its
 :class:`~pytest_toll.transcripts.summary.FileSummary`; a changed one is cut into the same
-segments as before (:func:`~pytest_toll.transcripts.readers.segment_bounds`), and every segment
+segments as before (:func:`~pytest_toll.transcripts.formats.base.segment_bounds`), and every segment
 whose bytes are still those it was read from — same range, same bytes at both of its ends —
 is served its facts, so an appended-to session re-reads only what was appended (and the
 segment it was appended to). Any cache failure just means a re-read.
@@ -14,7 +14,8 @@ current user and be writable by no one else (created 0700 and 0600), or it is no
 (one notice line, every file read again) — another user's rows would be served as this
 user's facts. A row whose data is not exactly the shape this version writes (bad JSON, a
 missing or extra field, a value of the wrong type, an unknown fact) is a miss: that file is
-read again, never a failure.
+read again, never a failure. A cache whose tables are of another layout
+(:data:`SCHEMA_VERSION`) is emptied and rebuilt on open, never misread.
 """
 
 from __future__ import annotations
@@ -43,6 +44,14 @@ from pytest_toll.transcripts.summary import SUMMARY_VERSION, FileSummary, Segmen
 DATABASE_NAME = "transcripts.sqlite"
 #: Bytes at each end of a segment that must be unchanged for its cached facts to be used.
 FINGERPRINT_BYTES = 4096
+#: The layout of the cache's tables, kept in SQLite's ``user_version``: bump it when a table
+#: changes, and a cache of another layout is emptied and rebuilt rather than misread.
+#: 0: the first, unnumbered layout (a summary's scope in a column named ``kind``); 1: ``scope``.
+SCHEMA_VERSION = 1
+#: A summary's scope: what was read of the file (the tolls: calls, results and turns; or
+#: drift's, the conversation text counted too).
+SCOPE_TOLLS = "tolls"
+SCOPE_DRIFT = "drift"
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -67,12 +76,12 @@ def fingerprint(path: Path, start: int, end: int) -> str:
 REPORTS_KEPT = 8
 
 
-def report_key(kind: str, files: Iterable[tuple[str, int, int]]) -> str:
-    """Names one scan's input exactly: the kind of summary, the summary and report versions,
+def report_key(scope: str, files: Iterable[tuple[str, int, int]]) -> str:
+    """Names one scan's input exactly: the summaries' scope, the summary and report versions,
     the tokenizer, and every file's path, size and mtime in the order read (which orders the
     report's problems and ties); any file added, removed or changed is another key."""
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(f"{kind}\0{SUMMARY_VERSION}\0{REPORT_VERSION}\0{TOKENIZER_NAME}".encode())
+    digest.update(f"{scope}\0{SUMMARY_VERSION}\0{REPORT_VERSION}\0{TOKENIZER_NAME}".encode())
     for path, size, mtime in files:
         digest.update(f"\0{path}\0{size}\0{mtime}".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
@@ -111,43 +120,33 @@ class SummaryCache:
             # latest batches, which are read again.
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS summaries (path TEXT, kind TEXT, size INTEGER,"
-                " mtime INTEGER, tokenizer TEXT, version INTEGER, data BLOB,"
-                " PRIMARY KEY (path, kind))"
-            )
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS segments (path TEXT, kind TEXT, segment TEXT,"
-                " tokenizer TEXT, version INTEGER, data BLOB, PRIMARY KEY (path, kind, segment))"
-            )
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, used INTEGER, data BLOB)"
-            )
+            if _schema_version(self._db) != SCHEMA_VERSION:
+                _rebuild(self._db)
         except (sqlite3.Error, OSError):
             self._db = None
 
-    def has(self, path: str, kind: str, size: int, mtime: int) -> bool:
+    def has(self, path: str, scope: str, size: int, mtime: int) -> bool:
         """Whether an unchanged file's summary is cached (without reading it)."""
         if self._db is None:
             return False
         try:
             row = self._db.execute(
-                "SELECT 1 FROM summaries WHERE path=? AND kind=? AND size=? AND mtime=?"
+                "SELECT 1 FROM summaries WHERE path=? AND scope=? AND size=? AND mtime=?"
                 " AND tokenizer=? AND version=?",
-                (path, kind, size, mtime, TOKENIZER_NAME, SUMMARY_VERSION),
+                (path, scope, size, mtime, TOKENIZER_NAME, SUMMARY_VERSION),
             ).fetchone()
         except sqlite3.Error:
             return False
         return row is not None
 
-    def get(self, path: str, kind: str, size: int, mtime: int) -> FileSummary | None:
+    def get(self, path: str, scope: str, size: int, mtime: int) -> FileSummary | None:
         if self._db is None:
             return None
         try:
             row = self._db.execute(
-                "SELECT data FROM summaries WHERE path=? AND kind=? AND size=? AND mtime=?"
+                "SELECT data FROM summaries WHERE path=? AND scope=? AND size=? AND mtime=?"
                 " AND tokenizer=? AND version=?",
-                (path, kind, size, mtime, TOKENIZER_NAME, SUMMARY_VERSION),
+                (path, scope, size, mtime, TOKENIZER_NAME, SUMMARY_VERSION),
             ).fetchone()
             return None if row is None else _summary(self._loads(row[0]))
         except (sqlite3.Error, ValueError, TypeError, KeyError):
@@ -163,28 +162,28 @@ class SummaryCache:
                     [
                         (
                             path,
-                            kind,
+                            scope,
                             size,
                             mtime,
                             TOKENIZER_NAME,
                             SUMMARY_VERSION,
                             self._dumps(summary.to_json()),
                         )
-                        for path, kind, size, mtime, summary in entries
+                        for path, scope, size, mtime, summary in entries
                     ],
                 )
         except sqlite3.Error:
             pass
 
-    def segments(self, path: str, kind: str) -> dict[str, SegmentFacts]:
+    def segments(self, path: str, scope: str) -> dict[str, SegmentFacts]:
         """The cached facts of a file's segments, by fingerprint."""
         if self._db is None:
             return {}
         try:
             rows = self._db.execute(
-                "SELECT segment, data FROM segments WHERE path=? AND kind=? AND tokenizer=?"
+                "SELECT segment, data FROM segments WHERE path=? AND scope=? AND tokenizer=?"
                 " AND version=?",
-                (path, kind, TOKENIZER_NAME, SUMMARY_VERSION),
+                (path, scope, TOKENIZER_NAME, SUMMARY_VERSION),
             ).fetchall()
             found = {}
             for segment, data in rows:
@@ -197,7 +196,7 @@ class SummaryCache:
             return {}
 
     def put_segments(
-        self, kind: str, files: Iterable[tuple[str, Mapping[str, SegmentFacts]]]
+        self, scope: str, files: Iterable[tuple[str, Mapping[str, SegmentFacts]]]
     ) -> None:
         """Replace each file's cached segments with these (the ones it is cut into now)."""
         if self._db is None:
@@ -205,13 +204,13 @@ class SummaryCache:
         try:
             with self._db:
                 for path, segments in files:
-                    self._db.execute("DELETE FROM segments WHERE path=? AND kind=?", (path, kind))
+                    self._db.execute("DELETE FROM segments WHERE path=? AND scope=?", (path, scope))
                     self._db.executemany(
                         "INSERT OR REPLACE INTO segments VALUES (?,?,?,?,?,?)",
                         [
                             (
                                 path,
-                                kind,
+                                scope,
                                 segment,
                                 TOKENIZER_NAME,
                                 SUMMARY_VERSION,
@@ -254,6 +253,35 @@ class SummaryCache:
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
+
+
+def _schema_version(db: sqlite3.Connection) -> int:
+    version: int = db.execute("PRAGMA user_version").fetchone()[0]
+    return version
+
+
+def _rebuild(db: sqlite3.Connection) -> None:
+    """The tables of this layout, empty, in place of whatever layout the file held (checked
+    again under the write lock: another scan may have rebuilt it meanwhile)."""
+    db.execute("BEGIN IMMEDIATE")  # (waits for another scan's write, as every write does)
+    try:
+        if _schema_version(db) != SCHEMA_VERSION:
+            for table in ("summaries", "segments", "reports"):
+                db.execute(f"DROP TABLE IF EXISTS {table}")
+            db.execute(
+                "CREATE TABLE summaries (path TEXT, scope TEXT, size INTEGER, mtime INTEGER,"
+                " tokenizer TEXT, version INTEGER, data BLOB, PRIMARY KEY (path, scope))"
+            )
+            db.execute(
+                "CREATE TABLE segments (path TEXT, scope TEXT, segment TEXT, tokenizer TEXT,"
+                " version INTEGER, data BLOB, PRIMARY KEY (path, scope, segment))"
+            )
+            db.execute("CREATE TABLE reports (key TEXT PRIMARY KEY, used INTEGER, data BLOB)")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except sqlite3.Error:
+        db.execute("ROLLBACK")
+        raise
 
 
 # --- whose cache ----------------------------------------------------------------------------
@@ -306,33 +334,33 @@ def untrusted(directory: Path, database: Path) -> str | None:
 
 
 @functools.cache
-def _fields_of(kind: Any) -> tuple[dict[str, Any], frozenset[str]]:
+def _fields_of(cls: Any) -> tuple[dict[str, Any], frozenset[str]]:
     """A dataclass's resolved field types and names, worked out once per class: resolving
     them costs ~90 µs, paid per cached row it was 0.7 s of a 0.8 s warm scan of 1 GB."""
-    return typing.get_type_hints(kind), frozenset(f.name for f in dataclasses.fields(kind))
+    return typing.get_type_hints(cls), frozenset(f.name for f in dataclasses.fields(cls))
 
 
-def _conforms(value: Any, kind: Any) -> bool:
-    """Whether decoded JSON ``value`` is of the annotated type ``kind`` (int is never a
+def _conforms(value: Any, expected: Any) -> bool:
+    """Whether decoded JSON ``value`` is of the annotated type ``expected`` (int is never a
     bool; a dataclass is a mapping of exactly its fields)."""
-    if kind is Any:
+    if expected is Any:
         return True
-    if kind is type(None):  # the None of an optional field (``str | None``)
+    if expected is type(None):  # the None of an optional field (``str | None``)
         return value is None
-    if kind is int:
+    if expected is int:
         return isinstance(value, int) and not isinstance(value, bool)
-    if kind is float:
+    if expected is float:
         return isinstance(value, int | float) and not isinstance(value, bool)
-    if kind in (str, bool):
-        return isinstance(value, kind)
-    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        hints, names = _fields_of(kind)
+    if expected in (str, bool):
+        return isinstance(value, expected)
+    if isinstance(expected, type) and dataclasses.is_dataclass(expected):
+        hints, names = _fields_of(expected)
         return (
             isinstance(value, dict)
             and set(value) == names
             and all(_conforms(value[name], hints[name]) for name in names)
         )
-    origin, arguments = typing.get_origin(kind), typing.get_args(kind)
+    origin, arguments = typing.get_origin(expected), typing.get_args(expected)
     if origin in (typing.Union, types.UnionType):
         return any(_conforms(value, option) for option in arguments)
     if origin is list:
@@ -366,11 +394,11 @@ _DRIFT_ROW = (_OPTIONAL_TEXT, _OPTIONAL_TEXT, int, int)
 def _row(value: Any, fields: tuple[Any, ...]) -> bool:
     if not isinstance(value, list) or len(value) != len(fields):
         return False
-    for item, kind in zip(value, fields):
-        if isinstance(kind, frozenset):
-            if item not in kind:
+    for item, expected in zip(value, fields):
+        if isinstance(expected, frozenset):
+            if item not in expected:
                 return False
-        elif not _conforms(item, kind):
+        elif not _conforms(item, expected):
             return False
     return True
 

@@ -20,15 +20,15 @@ from pytest_toll.core.models import Model, Scale, find_model
 from pytest_toll.core.tokens import TOKENIZER_NAME, scaled_method
 from pytest_toll.transcripts.counting import image_tokens, text_counter
 from pytest_toll.transcripts.formats import read_records, session_name
-from pytest_toll.transcripts.formats.base import PairedByOrder
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.formats.claude import is_subagent_file
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
+    PairedByOrder,
     ResultRecord,
     SessionRecord,
     TextRecord,
     UsageRecord,
-    is_subagent_file,
 )
 from pytest_toll.transcripts.scan import select_files
 

@@ -15,29 +15,12 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from pytest_toll.transcripts import formats
-from pytest_toll.transcripts.formats import cline
-from pytest_toll.transcripts.readers import ENVIRONMENT_VARIABLE
+from pytest_toll.transcripts.formats import FORMATS, is_transcript
+from pytest_toll.transcripts.formats.base import Home
 
-#: VS Code and its forks whose global storage may hold Cline or Roo Code tasks.
-VSCODE_VARIANTS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
-#: The extensions whose tasks are Cline-format transcripts.
-CLINE_EXTENSIONS = ("saoudrizwan.claude-dev", "rooveterinaryinc.roo-cline")
-
-
-def _vscode_user_folders(home: Path, environ: Mapping[str, str], platform: str) -> list[Path]:
-    if platform == "darwin":
-        base = home / "Library" / "Application Support"
-    elif platform.startswith("win"):
-        base = Path(environ.get("APPDATA") or home / "AppData" / "Roaming")
-    else:
-        base = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
-    folders = [base / variant / "User" for variant in VSCODE_VARIANTS]
-    folders += [
-        home / ".vscode-server" / "data" / "User",
-        home / ".cursor-server" / "data" / "User",
-    ]
-    return folders
+#: A list of transcript files or folders (``os.pathsep`` between them) that replaces every
+#: agent's own folders.
+ENVIRONMENT_VARIABLE = "TOLL_TRANSCRIPTS"
 
 
 def agent_roots(
@@ -45,37 +28,18 @@ def agent_roots(
     home: Path | None = None,
     platform: str | None = None,
 ) -> list[tuple[str, Path]]:
-    """``(agent, folder)`` for every place an agent may keep sessions (found or not)."""
+    """``(agent, folder)`` for every place an agent may keep sessions (found or not), each
+    format's folders (``Format.folders``) in the order of ``FORMATS``."""
     environ = os.environ if environ is None else environ
     home = home if home is not None else Path(environ.get("HOME") or Path.home())
-    platform = platform or sys.platform
-    config = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
-    data = Path(environ.get("XDG_DATA_HOME") or home / ".local" / "share")
-    codex = Path(environ.get("CODEX_HOME") or home / ".codex")
-    gemini = home / ".gemini"
-    roots: list[tuple[str, Path]] = [
-        ("claude", home / ".claude" / "projects"),
-        ("claude", config / "claude" / "projects"),
-        ("codex", codex / "sessions"),
-        ("gemini", gemini / "tmp"),
-        ("antigravity", gemini / "antigravity" / "brain"),
-        ("antigravity", gemini / "antigravity-cli" / "brain"),
-        ("antigravity", gemini / "antigravity-ide" / "brain"),
-        ("opencode", data / "opencode"),
-        ("copilot", home / ".copilot" / "session-state"),
-        ("qwen", home / ".qwen" / "projects"),
-        ("qwen", home / ".qwen" / "tmp"),
-        ("cline", home / ".cline" / "data" / "tasks"),
-        ("openhands", home / ".openhands" / "sessions"),
-        ("openhands", home / ".openhands-state" / "sessions"),
-        ("cursor", home / ".cursor" / "projects"),
-    ]
-    if platform == "darwin":
-        roots.append(("opencode", home / "Library" / "Application Support" / "opencode"))
-    for user in _vscode_user_folders(home, environ, platform):
-        for extension in CLINE_EXTENSIONS:
-            roots.append(("cline", user / "globalStorage" / extension / "tasks"))
-    return roots
+    places = Home(
+        path=home,
+        config=Path(environ.get("XDG_CONFIG_HOME") or home / ".config"),
+        data=Path(environ.get("XDG_DATA_HOME") or home / ".local" / "share"),
+        platform=platform or sys.platform,
+        environ=environ,
+    )
+    return [(format.name, folder) for format in FORMATS for folder in format.folders(places)]
 
 
 def default_roots(environ: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
@@ -98,11 +62,8 @@ def _is_storage_tree(folder: Path, names: list[str]) -> bool:
 def _candidate(path: Path) -> bool:
     if path.suffix == ".jsonl":
         return True
-    if path.suffix not in (".json", ".db"):
-        return False
-    detection = formats.detect(path)
-    # A Cline task's ui_messages.json is read beside its API history, not on its own.
-    return detection.claimed and not (detection.name == cline.NAME and cline.superseded(path))
+    # (A Cline task's ui_messages.json is read beside its API history, not on its own.)
+    return path.suffix in (".json", ".db") and is_transcript(path)
 
 
 def _first_events_only(names: list[str]) -> list[str]:

@@ -1,4 +1,5 @@
-"""Outcomes: what came back from one tool call, judged from its result alone.
+"""Call outcomes: what came back from one tool call, judged from its result alone (not a
+ledger entry's outcome in a report: passed, regressed…).
 
 ``ok`` (text or images came back), ``error`` (the tool said it failed), ``empty`` (nothing
 came back), ``truncated`` (the tool cut its output short), ``opaque`` (structured blocks with
@@ -13,9 +14,11 @@ from __future__ import annotations
 import re
 from typing import Final, Literal
 
-from pytest_toll.transcripts.readers import ResultRecord
+from pytest_toll.transcripts.records import ResultRecord
 
-Outcome = Literal["ok", "error", "empty", "truncated", "opaque", "unpaired", "result not recorded"]
+CallOutcome = Literal[
+    "ok", "error", "empty", "truncated", "opaque", "unpaired", "result not recorded"
+]
 
 OUTCOME_OK: Final = "ok"
 #: The tool said it failed (not a finding's severity, not an exit code).
@@ -27,7 +30,7 @@ OUTCOME_UNPAIRED: Final = "unpaired"
 #: The format keeps calls but not what they returned (Cursor): nothing went missing.
 OUTCOME_NOT_RECORDED: Final = "result not recorded"
 #: Every outcome, in the order reports list them.
-OUTCOMES: tuple[Outcome, ...] = (
+OUTCOMES: tuple[CallOutcome, ...] = (
     OUTCOME_OK,
     OUTCOME_ERROR,
     OUTCOME_EMPTY,
@@ -37,7 +40,7 @@ OUTCOMES: tuple[Outcome, ...] = (
     OUTCOME_NOT_RECORDED,
 )
 #: Outcomes that say something about the tool; opaque, unpaired and not recorded are not.
-JUDGED: tuple[Outcome, ...] = (OUTCOME_OK, OUTCOME_ERROR, OUTCOME_EMPTY, OUTCOME_TRUNCATED)
+JUDGED: tuple[CallOutcome, ...] = (OUTCOME_OK, OUTCOME_ERROR, OUTCOME_EMPTY, OUTCOME_TRUNCATED)
 
 # Markers tools print when they cut output short (Claude Code, Codex, common MCP servers);
 # looked for only near the ends, where tools put them, so file contents rarely match.
@@ -51,7 +54,7 @@ _TRUNCATED = re.compile(
 _MARKER_WINDOW = 800
 
 
-def outcome_of(result: ResultRecord) -> Outcome:
+def outcome_of(result: ResultRecord) -> CallOutcome:
     if result.is_error or result.text.startswith("<tool_use_error>"):
         return OUTCOME_ERROR
     text = result.text

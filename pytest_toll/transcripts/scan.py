@@ -1,6 +1,6 @@
 """Many transcript files: discovery, the process pool, progress, and :func:`scan`.
 
-Data flows one way: transcript records (:mod:`~pytest_toll.transcripts.readers`) → facts per
+Data flows one way: transcript records (:mod:`~pytest_toll.transcripts.formats`) → facts per
 byte segment of a file → one :class:`~pytest_toll.transcripts.summary.FileSummary` per file → a
 :class:`~pytest_toll.transcripts.report.ScanReport` over many files. Work is split by bytes, not
 files: a big Claude Code file is cut into segments of about ``SEGMENT_BYTES`` that the pool
@@ -23,10 +23,17 @@ from typing import TextIO
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.tokens import exact_count
-from pytest_toll.transcripts.cache import SummaryCache, cache_dir, fingerprint, report_key
-from pytest_toll.transcripts.formats import transcript_format, tree_status
+from pytest_toll.transcripts.cache import (
+    SCOPE_DRIFT,
+    SCOPE_TOLLS,
+    SummaryCache,
+    cache_dir,
+    fingerprint,
+    report_key,
+)
+from pytest_toll.transcripts.formats import format_of, transcript_format, tree_status
+from pytest_toll.transcripts.formats.base import segment_bounds
 from pytest_toll.transcripts.locations import discover
-from pytest_toll.transcripts.readers import CLAUDE, segment_bounds
 from pytest_toll.transcripts.report import ScanReport, build_report
 from pytest_toll.transcripts.summary import (
     FileSummary,
@@ -109,7 +116,7 @@ def _single_threaded() -> bool:
 
 #: Below this much unread data a pool costs more than it saves.
 POOL_MIN_BYTES = 4 * 1024 * 1024
-#: Claude Code files are read in segments of about this size: a big file spreads over the
+#: Files of a format read in segments (Claude Code's) are cut at about this size: a big file spreads over the
 #: pool, and an appended-to file re-reads only its last segments.
 SEGMENT_BYTES = 16 * 1024 * 1024
 #: From this much unread data per reading process on, the fast exact counter (when installed
@@ -203,6 +210,143 @@ def _progress_after(environ: Mapping[str, str] | None = None) -> float:
         return PROGRESS_AFTER_SECONDS
 
 
+class _Reading:
+    """One scan's files on their way to summaries: which are cached, which segments of the
+    changed ones are still to read (:attr:`jobs`), the facts found so far, the summaries
+    ready to hand on in the files' order, the batch waiting to be written to the cache, and
+    the progress line."""
+
+    def __init__(
+        self,
+        files: Sequence[tuple[Path, os.stat_result]],
+        drift: bool,
+        store: SummaryCache | None,
+        stats: ScanStats,
+        progress: bool,
+    ) -> None:
+        self.files, self.drift, self.store, self.stats = files, drift, store, stats
+        self.scope = SCOPE_DRIFT if drift else SCOPE_TOLLS
+        self.order = [str(path) for path, _ in files]
+        self.cached: set[str] = set()
+        self.ready: dict[str, FileSummary] = {}
+        # per changed file: its stat, its segment keys in order, and the facts found so far
+        self.pending: dict[str, tuple[int, int, list[str], dict[str, SegmentFacts]]] = {}
+        self.jobs: list[_Job] = []
+        self.remaining: dict[str, int] = {}
+        # what waits to be written to the cache
+        self.done: list[tuple[str, str, int, int, FileSummary]] = []
+        self.done_segments: list[tuple[str, dict[str, SegmentFacts]]] = []
+        self.unflushed = 0
+        self.finished_files = 0
+        self.read_bytes = 0
+        self.handed = 0
+        stats.files = len(files)
+        for path, status in files:
+            self._plan(path, status)
+        # The progress line is ours, digits and its own escape; the CLI's guarded stream
+        # would show that escape as text.
+        stream = getattr(sys.stderr, "unguarded", sys.stderr)
+        self.progress = progress
+        self.meter = Progress(len(self.pending), stats.read_bytes, _progress_after(), stream)
+
+    def _plan(self, path: Path, status: os.stat_result) -> None:
+        """A file served from the cache, or the jobs that read its segments not cached."""
+        name, store, stats = str(path), self.store, self.stats
+        if store is not None and store.has(name, self.scope, status.st_size, status.st_mtime_ns):
+            self.cached.add(name)
+            stats.cached += 1
+            return
+        # (the format is read from the file's first line: only for a file big enough to cut)
+        split = not self.drift and status.st_size > SEGMENT_BYTES and format_of(path).segmented
+        bounds = (
+            segment_bounds(path, status.st_size, SEGMENT_BYTES) if split else [(0, status.st_size)]
+        )
+        # Without a cache no key is ever looked up again: the range alone names a segment.
+        keys = [fingerprint(path, *bound) if store else f"{bound}" for bound in bounds]
+        known = store.segments(name, self.scope) if store else {}
+        facts = {key: known[key] for key in keys if key in known}
+        stats.cached_segments += len(facts)
+        self.pending[name] = (status.st_size, status.st_mtime_ns, keys, facts)
+        self.remaining[name] = len(keys) - len(facts)
+        whole = len(bounds) == 1
+        for (start, end), key in zip(bounds, keys):
+            if key not in facts:
+                followed = end < status.st_size
+                self.jobs.append(_Job(name, start, end, key, self.drift, False, followed, whole))
+                stats.read_bytes += end - start
+
+    def finish_cached(self) -> None:
+        """Fold every changed file whose every segment was cached."""
+        for name in [name for name, left in self.remaining.items() if left == 0]:
+            self.finish(name)
+
+    def flush(self) -> None:
+        # In batches: one transaction per file would make thousands of small files slow, one
+        # for the whole scan would hold every file's facts until the end.
+        if self.store is not None:
+            self.store.put(self.done)
+            self.store.put_segments(self.scope, self.done_segments)
+        self.done.clear()
+        self.done_segments.clear()
+        self.unflushed = 0
+
+    def finish(self, name: str, summary: FileSummary | None = None) -> None:
+        size, mtime, keys, facts = self.pending.pop(name)
+        if summary is None:
+            summary = fold(
+                name, transcript_format(Path(name)), (facts[k] for k in keys), self.drift
+            )
+        self.ready[name] = summary
+        self.finished_files += 1
+        if self.store is not None:
+            self.done.append((name, self.scope, size, mtime, summary))
+            # Only a segment that ends before the file does can be read again unchanged: the
+            # last one grows with the file (and a file of one segment is read whole again).
+            complete = {key: facts[key] for key in keys[:-1]}
+            if complete:
+                self.done_segments.append((name, complete))
+            self.unflushed += size
+            if len(self.done) >= FLUSH_FILES or self.unflushed >= FLUSH_BYTES:
+                self.flush()
+
+    def collect(self, job: _Job, read: SegmentFacts | FileSummary) -> None:
+        """A job's result: a whole file's summary, or one segment's facts (the file is
+        folded once its last segment is in)."""
+        self.read_bytes += job.end - job.start
+        if isinstance(read, FileSummary):
+            self.finish(job.path, read)
+        else:
+            self.pending[job.path][3][job.key] = read
+            self.remaining[job.path] -= 1
+            if self.remaining[job.path] == 0:
+                self.finish(job.path)
+        if self.progress:
+            self.meter.update(self.finished_files, self.read_bytes)
+
+    def hand_on(self) -> Iterator[FileSummary]:
+        """The summaries ready, in the order of ``files`` (the report's order: problems,
+        ties), up to the first one not ready yet."""
+        while self.handed < len(self.order):
+            name = self.order[self.handed]
+            if name in self.cached:
+                status = self.files[self.handed][1]
+                found = self.store.get(name, self.scope, *_stat_key(status)) if self.store else None
+                if found is None:  # gone from the cache since: read it now
+                    found = summarize_file(Path(name), drift=self.drift)
+                yield found
+            elif name in self.ready:
+                yield self.ready.pop(name)
+            else:
+                return
+            self.handed += 1
+
+    def close(self) -> None:
+        """The progress line ended, and the last batch written to the cache."""
+        if self.progress:
+            self.meter.close()
+        self.flush()
+
+
 def iter_summaries(
     files: Sequence[tuple[Path, os.stat_result]],
     *,
@@ -216,39 +360,10 @@ def iter_summaries(
     before it are done: from the cache when unchanged, else read segment by segment (the
     unchanged segments of a changed file from the cache), in a pool when it pays. Nothing
     holds the summaries already handed on, so memory stays flat in the history's size."""
-    kind = "drift" if drift else "tolls"
     store = SummaryCache(cache) if cache is not None else None
     stats = stats if stats is not None else ScanStats()
-    stats.files = len(files)
-    order = [str(path) for path, _ in files]
-    cached: set[str] = set()
-    ready: dict[str, FileSummary] = {}
-    # per changed file: its stat, its segment keys in order, and the facts found so far
-    pending: dict[str, tuple[int, int, list[str], dict[str, SegmentFacts]]] = {}
-    jobs: list[_Job] = []
-    for path, status in files:
-        name = str(path)
-        if store is not None and store.has(name, kind, status.st_size, status.st_mtime_ns):
-            cached.add(name)
-            stats.cached += 1
-            continue
-        # (the format is read from the file's first line: only for a file big enough to cut)
-        split = not drift and status.st_size > SEGMENT_BYTES and transcript_format(path) == CLAUDE
-        bounds = (
-            segment_bounds(path, status.st_size, SEGMENT_BYTES) if split else [(0, status.st_size)]
-        )
-        # Without a cache no key is ever looked up again: the range alone names a segment.
-        keys = [fingerprint(path, *bound) if store else f"{bound}" for bound in bounds]
-        known = store.segments(name, kind) if store else {}
-        facts = {key: known[key] for key in keys if key in known}
-        stats.cached_segments += len(facts)
-        pending[name] = (status.st_size, status.st_mtime_ns, keys, facts)
-        whole = len(bounds) == 1
-        for (start, end), key in zip(bounds, keys):
-            if key not in facts:
-                followed = end < status.st_size
-                jobs.append(_Job(name, start, end, key, drift, False, followed, whole))
-                stats.read_bytes += end - start
+    reading = _Reading(files, drift, store, stats, progress)
+    jobs = reading.jobs
     workers = workers if workers is not None else (os.cpu_count() or 1)
     workers = max(1, min(workers, len(jobs)))
     pooled = workers > 1 and stats.read_bytes >= POOL_MIN_BYTES
@@ -256,76 +371,8 @@ def iter_summaries(
     fast = stats.read_bytes >= FAST_COUNTER_MIN_BYTES * (workers if pooled else 1)
     for job in jobs:
         job.fast = fast
-    # The progress line is ours, digits and its own escape; the CLI's guarded stream would
-    # show that escape as text.
-    progress_stream = getattr(sys.stderr, "unguarded", sys.stderr)
-    meter = Progress(len(pending), stats.read_bytes, _progress_after(), progress_stream)
-    remaining = {name: len(keys) - len(facts) for name, (_, _, keys, facts) in pending.items()}
-    done: list[tuple[str, str, int, int, FileSummary]] = []
-    done_segments: list[tuple[str, dict[str, SegmentFacts]]] = []
-    finished_files = read_bytes = unflushed = handed = 0
-
-    def flush() -> None:
-        # In batches: one transaction per file would make thousands of small files slow, one
-        # for the whole scan would hold every file's facts until the end.
-        nonlocal unflushed
-        if store is not None:
-            store.put(done)
-            store.put_segments(kind, done_segments)
-        done.clear()
-        done_segments.clear()
-        unflushed = 0
-
-    def finish(name: str, summary: FileSummary | None = None) -> None:
-        nonlocal unflushed, finished_files
-        size, mtime, keys, facts = pending.pop(name)
-        if summary is None:
-            summary = fold(name, transcript_format(Path(name)), (facts[k] for k in keys), drift)
-        ready[name] = summary
-        finished_files += 1
-        if store is not None:
-            done.append((name, kind, size, mtime, summary))
-            # Only a segment that ends before the file does can be read again unchanged: the
-            # last one grows with the file (and a file of one segment is read whole again).
-            complete = {key: facts[key] for key in keys[:-1]}
-            if complete:
-                done_segments.append((name, complete))
-            unflushed += size
-            if len(done) >= FLUSH_FILES or unflushed >= FLUSH_BYTES:
-                flush()
-
-    def collect(job: _Job, read: SegmentFacts | FileSummary) -> None:
-        nonlocal read_bytes
-        read_bytes += job.end - job.start
-        if isinstance(read, FileSummary):
-            finish(job.path, read)
-        else:
-            pending[job.path][3][job.key] = read
-            remaining[job.path] -= 1
-            if remaining[job.path] == 0:
-                finish(job.path)
-        if progress:
-            meter.update(finished_files, read_bytes)
-
-    def hand_on() -> Iterator[FileSummary]:
-        # In the order of ``files``: the report's order (problems, ties) is the files' order.
-        nonlocal handed
-        while handed < len(order):
-            name = order[handed]
-            if name in cached:
-                found = store.get(name, kind, *_stat_key(files[handed][1])) if store else None
-                if found is None:  # gone from the cache since: read it now
-                    found = summarize_file(Path(name), drift=drift)
-                yield found
-            elif name in ready:
-                yield ready.pop(name)
-            else:
-                return
-            handed += 1
-
-    for name in [name for name, left in remaining.items() if left == 0]:
-        finish(name)  # every segment of this changed file was cached
-    yield from hand_on()
+    reading.finish_cached()
+    yield from reading.hand_on()
     # In the files' order, so summaries can be handed on as they come; segments are at most
     # SEGMENT_BYTES, so the last one to finish leaves the pool idle only briefly.
     if pooled:
@@ -347,15 +394,13 @@ def iter_summaries(
         context = multiprocessing.get_context(method)
         with context.Pool(processes=workers) as pool:
             for job, read in pool.imap_unordered(_read_segment, jobs):
-                collect(job, read)
-                yield from hand_on()
+                reading.collect(job, read)
+                yield from reading.hand_on()
     else:
         for job in jobs:
-            collect(*_read_segment(job))
-            yield from hand_on()
-    if progress:
-        meter.close()
-    flush()
+            reading.collect(*_read_segment(job))
+            yield from reading.hand_on()
+    reading.close()
     if store is not None:
         store.close()
 
@@ -404,7 +449,7 @@ def scan(roots: Sequence[Path], options: ReadOptions) -> ScanReport:
     exactly the files of an earlier one is served that scan's report."""
     files = transcript_files(roots, options.since_days, options.limit)
     store = SummaryCache(options.cache) if options.cache is not None else None
-    key = report_key("tolls", ((str(path), *_stat_key(status)) for path, status in files))
+    key = report_key(SCOPE_TOLLS, ((str(path), *_stat_key(status)) for path, status in files))
     report = store.report(key) if store is not None else None
     if report is None:
         report = build_report(

@@ -16,7 +16,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_toll.transcripts.readers import SHELL_TOOLS, CallRecord
+from pytest_toll.transcripts.records import CallRecord
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", ";;", "|&", "\n"})
@@ -211,17 +211,18 @@ def shape_of_command(command: str, _depth: int = 0) -> str:
     return f"$ {verb}"
 
 
-#: The other agents' shell tools: Gemini CLI's and Qwen's, Antigravity's (``CommandLine``),
-#: Cline's, OpenHands'.
-AGENT_SHELL_TOOLS = SHELL_TOOLS | {
-    "run_shell_command", "run_command", "execute_command", "execute_bash"
-}  # fmt: skip
+#: The tools that run a shell command, shaped like Claude Code's Bash: Codex's, and Gemini
+#: CLI's and Qwen's, Antigravity's (``CommandLine``), Cline's, OpenHands'.
+SHELL_TOOLS = frozenset(
+    {"bash", "shell", "shell_command", "exec_command", "local_shell", "container.exec",
+     "run_shell_command", "run_command", "execute_command", "execute_bash"}
+)  # fmt: skip
 
 
 def command_of(tool: str, arguments: Mapping[str, Any]) -> str | None:
     """The shell command of a Bash-like call (Claude's Bash, Codex's and the other agents'
     shell tools), or None."""
-    if tool.lower() not in AGENT_SHELL_TOOLS:
+    if tool.lower() not in SHELL_TOOLS:
         return None
     value = arguments.get("command", arguments.get("cmd", arguments.get("CommandLine")))
     if isinstance(value, list) and all(isinstance(part, str) for part in value):

@@ -14,24 +14,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.core.limits import MAX_TRANSCRIPT_LINE_BYTES
 from pytest_toll.transcripts.counting import image_tokens, text_counter
-from pytest_toll.transcripts.formats import read_records, results_recorded, transcript_format
-from pytest_toll.transcripts.formats.base import CutResult, PairedByOrder
+from pytest_toll.transcripts.formats import (
+    BY_NAME,
+    read_records,
+    results_recorded,
+    transcript_format,
+)
 from pytest_toll.transcripts.outcomes import (
     OUTCOME_ERROR,
     OUTCOME_NOT_RECORDED,
     OUTCOME_OK,
     OUTCOME_TRUNCATED,
     OUTCOME_UNPAIRED,
-    Outcome,
+    CallOutcome,
     outcome_of,
 )
-from pytest_toll.transcripts.readers import (
-    CLAUDE,
-    MAX_LINE_BYTES,
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
+    CutResult,
+    PairedByOrder,
     ResultRecord,
     TextRecord,
     UsageRecord,
@@ -137,7 +142,7 @@ class _Pending:
 # A *fact* is what the fold needs from one record, with the costly work (parsing, counting,
 # shaping) already done: plain lists, so a worker returns them cheaply and the cache stores
 # them as JSON. One segment's facts are a list of:
-#   ["C", session, call id, shape, target | None, mutating, file | None, epoch kind]
+#   ["C", session, call id, shape, target | None, mutating, file | None, epoch rule]
 #   ["R", session, call id, outcome, tokens, images]
 #   ["U", session, message id | None, model, prompt, input, output, cache read, cache write]
 #   ["T", session, tokens, images]      (conversation text, drift only)
@@ -187,7 +192,7 @@ def segment_facts(
     end: int | None = None,
     *,
     drift: bool = False,
-    max_line_bytes: int = MAX_LINE_BYTES,
+    max_line_bytes: int = MAX_TRANSCRIPT_LINE_BYTES,
     count: Callable[[str], int] | None = None,
     count_lines: bool = False,
 ) -> SegmentFacts:
@@ -264,10 +269,10 @@ def fold(
     summary = FileSummary(path, format, drift=[] if drift else None)
     sessions: dict[str, None] = {}
     calls: dict[str, _Pending] = {}
-    early_results: dict[str, tuple[Outcome, int]] = {}
+    early_results: dict[str, tuple[CallOutcome, int]] = {}
     paired: set[str] = set()
     # A call or turn written again in a later segment is dropped here as the reader drops it
-    # within one (Claude Code's per-block lines; the reader never repeats a Codex call).
+    # within one (Claude Code's per-block lines; a format read whole is its reader's own).
     seen_calls: set[str] = set()
     seen_messages: set[str] = set()
     fetches: dict[tuple[str, str, str, int], list[tuple[str, int]]] = {}
@@ -279,11 +284,11 @@ def fold(
     last_prompt: dict[str, int] = {}
     added: Tally[str] = Tally()
     tainted: set[str] = set()
-    claude = format == CLAUDE
+    segmented = format in BY_NAME and BY_NAME[format].segmented
     # A format that never writes results leaves its calls unanswered by design, not unpaired.
-    unanswered: Outcome = OUTCOME_UNPAIRED if results_recorded(format) else OUTCOME_NOT_RECORDED
+    unanswered: CallOutcome = OUTCOME_UNPAIRED if results_recorded(format) else OUTCOME_NOT_RECORDED
 
-    def tally(call_id: str, shape: str, outcome: Outcome, tokens: int) -> None:
+    def tally(call_id: str, shape: str, outcome: CallOutcome, tokens: int) -> None:
         summary.call_log.append([call_id, shape, outcome, tokens])
         entry = summary.shapes.setdefault(shape, ShapeTally())
         entry.calls += 1
@@ -291,7 +296,7 @@ def fold(
         if outcome == OUTCOME_OK:
             entry.ok_tokens.append(tokens)
 
-    def settle(call_id: str, pending: _Pending, outcome: Outcome, tokens: int) -> None:
+    def settle(call_id: str, pending: _Pending, outcome: CallOutcome, tokens: int) -> None:
         tally(call_id, pending.shape, outcome, tokens)
         if outcome == OUTCOME_OK and pending.repeat_key is not None:
             fetches.setdefault(pending.repeat_key, []).append((call_id, tokens))
@@ -299,16 +304,16 @@ def fold(
     offset = 0
     for segment in segments:
         for fact in segment.facts:
-            kind = fact[0]
-            if kind == "X":
+            letter = fact[0]
+            if letter == "X":
                 summary.unreadable_lines += 1
                 if len(summary.problems) < _PROBLEMS_KEPT:
                     summary.problems.append(f"line {offset + fact[1]}: {fact[2]}")
                 continue
             session = fact[1]
-            if kind == "C":
-                _, _, call_id, shape, target, mutating, file, epoch_kind = fact
-                if claude:
+            if letter == "C":
+                _, _, call_id, shape, target, mutating, file, epoch_rule = fact
+                if segmented:
                     if call_id in seen_calls:
                         continue
                     seen_calls.add(call_id)
@@ -319,9 +324,9 @@ def fold(
                         path_epochs[(session, file)] += 1
                 key = None
                 if target is not None:
-                    if epoch_kind == _EPOCH_OF_PATH:
+                    if epoch_rule == _EPOCH_OF_PATH:
                         epoch = path_epochs[(session, file or "")]
-                    elif epoch_kind == _EPOCH_NONE:
+                    elif epoch_rule == _EPOCH_NONE:
                         epoch = 0
                     else:
                         epoch = session_epochs[session]
@@ -334,7 +339,7 @@ def fold(
                     settle(call_id, pending, *early)
                 else:
                     calls[call_id] = pending
-            elif kind == "R":
+            elif letter == "R":
                 _, _, call_id, outcome, tokens, images = fact
                 sessions.setdefault(session, None)
                 summary.images += images
@@ -354,10 +359,10 @@ def fold(
                     added[session] += tokens
                     if images:
                         tainted.add(session)
-            elif kind == "U":
+            elif letter == "U":
                 _, _, message_id, model, prompt, input_, output, cache_read, cache_write = fact
                 if message_id is not None:
-                    if message_id in seen_messages and claude:
+                    if message_id in seen_messages and segmented:
                         continue
                     seen_messages.add(message_id)
                 sessions.setdefault(session, None)
@@ -376,16 +381,16 @@ def fold(
                     last_prompt[session] = prompt
                     added[session] = 0
                     tainted.discard(session)
-            elif kind == "T":
+            elif letter == "T":
                 sessions.setdefault(session, None)
                 added[session] += fact[2]
                 if fact[3]:
                     tainted.add(session)
-            elif kind == "B":
+            elif letter == "B":
                 sessions.setdefault(session, None)
                 last_prompt.pop(session, None)
                 added[session] = 0
-            elif kind == "O" and session not in summary.paired_by_order:
+            elif letter == "O" and session not in summary.paired_by_order:
                 summary.paired_by_order.append(session)
         offset += segment.lines
     for call_id, pending in calls.items():
@@ -406,7 +411,7 @@ def summarize_file(
     path: Path,
     *,
     drift: bool = False,
-    max_line_bytes: int = MAX_LINE_BYTES,
+    max_line_bytes: int = MAX_TRANSCRIPT_LINE_BYTES,
     count: Callable[[str], int] | None = None,
 ) -> FileSummary:
     """Read one transcript and reduce it to a :class:`FileSummary` (never raises on content)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.limits import VERSUS_COMMAND_TIMEOUT
 from pytest_toll.core.tokens import TOKENIZER_NAME
 from pytest_toll.transcripts.counting import text_counter
 
@@ -109,7 +110,7 @@ def run_command(command: str, *, timeout: float, allow_failure: bool) -> Command
 
 
 def versus(
-    first: str, second: str, *, timeout: float = 120.0, allow_failure: bool = False
+    first: str, second: str, *, timeout: float = VERSUS_COMMAND_TIMEOUT, allow_failure: bool = False
 ) -> VersusReport:
     return VersusReport(
         run_command(first, timeout=timeout, allow_failure=allow_failure),

@@ -162,8 +162,8 @@ def test_a_new_cache_is_private(capsys: pytest.CaptureFixture[str], tmp_path: Pa
 #: summaries; without a summary, segment facts).
 TABLES = {
     "reports": ("key", "used", "data"),
-    "summaries": ("path", "kind", "size", "mtime", "tokenizer", "version", "data"),
-    "segments": ("path", "kind", "segment", "tokenizer", "version", "data"),
+    "summaries": ("path", "scope", "size", "mtime", "tokenizer", "version", "data"),
+    "segments": ("path", "scope", "segment", "tokenizer", "version", "data"),
 }
 #: Rows removed so that the scan reaches the corrupted table.
 HIDING = {"reports": (), "summaries": ("reports",), "segments": ("reports", "summaries")}

@@ -13,16 +13,17 @@ import pytest
 import pytest_toll
 from pytest_toll import cli
 from pytest_toll.core.tokens import count
-from pytest_toll.transcripts import readers
 from pytest_toll.transcripts.formats import (
+    FORMATS,
     HEAD_BYTES,
     Detection,
     detect,
+    format_of,
     read_records,
     session_name,
 )
 from pytest_toll.transcripts.outcomes import OUTCOMES
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
@@ -65,12 +66,26 @@ def of_type(path: Path, kind: type[Any], **options: Any) -> list[Any]:
     return [record for record in read_records(path, **options) if type(record) is kind]
 
 
-def test_claude_and_codex_records_are_the_readers_own() -> None:
+def test_claude_and_codex_are_rows_of_the_table_like_every_agent() -> None:
     for path in sorted(FIXTURES.rglob("*.jsonl")):
+        format = format_of(path)
+        assert format.name == ("codex" if "codex" in path.parts else "claude"), path
+        # Only the Codex row claims a Codex file; Claude Code's reads what no row claims.
+        assert detect(path).claimed == (format.name == "codex")
         for with_text in (False, True):
             assert list(read_records(path, with_text=with_text)) == list(
-                readers.read_records(path, with_text=with_text)
+                format.read(path, with_text=with_text, max_line_bytes=1 << 20, document=False)
             ), path
+    assert [format.name for format in FORMATS if format.sniff is None] == ["claude"]
+
+
+def test_the_root_option_names_every_agent_of_the_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["scan", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert ", ".join(format.title for format in FORMATS) in help_text
 
 
 @pytest.mark.parametrize(

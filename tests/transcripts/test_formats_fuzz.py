@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.transcripts.formats import FORMATS, Format, read_records
-from pytest_toll.transcripts.formats.base import PairedByOrder
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
+    PairedByOrder,
     ResultRecord,
     TextRecord,
     UsageRecord,

@@ -15,7 +15,7 @@ from pytest_toll import cli
 from pytest_toll.core import secrets
 from pytest_toll.transcripts.formats import read_records
 from pytest_toll.transcripts.locations import agent_roots, default_roots, discover
-from pytest_toll.transcripts.readers import ResultRecord
+from pytest_toll.transcripts.records import ResultRecord
 from tests.transcripts.agents_data import (
     AGENTS,
     ANTIGRAVITY,

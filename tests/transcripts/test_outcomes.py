@@ -6,7 +6,7 @@ import pytest
 
 from pytest_toll.transcripts.images import Image
 from pytest_toll.transcripts.outcomes import outcome_of
-from pytest_toll.transcripts.readers import ResultRecord
+from pytest_toll.transcripts.records import ResultRecord
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -15,11 +17,18 @@ from hypothesis import strategies as st
 
 from pytest_toll import cli
 from pytest_toll.cli._transcripts import json_text
-from pytest_toll.core.tokens import count
+from pytest_toll.core.tokens import TOKENIZER_NAME, count
 from pytest_toll.transcripts import scan as tolls
-from pytest_toll.transcripts.cache import REPORTS_KEPT, SummaryCache, report_key
+from pytest_toll.transcripts.cache import (
+    DATABASE_NAME,
+    REPORTS_KEPT,
+    SCHEMA_VERSION,
+    SummaryCache,
+    report_key,
+)
 from pytest_toll.transcripts.report import ScanReport, build_report
 from pytest_toll.transcripts.scan import select_files, summarize_files
+from pytest_toll.transcripts.summary import SUMMARY_VERSION, FileSummary
 from tests.transcripts.transcripts_data import A_PY, FIXTURES, MAIN
 
 CODEX = FIXTURES / "codex" / "2026" / "11" / "01" / "rollout-2026-11-01-codex-1.jsonl"
@@ -225,6 +234,47 @@ def test_the_cache_keeps_only_the_latest_reports(tmp_path: Path) -> None:
     # the newest is among them
     files = [(str(path), *tolls._stat_key(status)) for path, status in select_files([root])]
     assert SummaryCache(cache).report(report_key("tolls", files)) is not None
+
+
+def test_a_cache_of_another_layout_is_rebuilt_never_misread(tmp_path: Path) -> None:
+    root = tmp_path / "history"
+    root.mkdir()
+    path = root / "a.jsonl"
+    path.write_bytes(MAIN.read_bytes())
+    status = path.stat()
+    cache = tmp_path / "c"
+    cache.mkdir(mode=0o700)
+    database = cache / DATABASE_NAME
+    # The first layout (no user_version, a summary's scope in a column named "kind"), holding
+    # a summary of this very file that says it made no call at all.
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
+        db.execute(
+            "CREATE TABLE summaries (path TEXT, kind TEXT, size INTEGER, mtime INTEGER,"
+            " tokenizer TEXT, version INTEGER, data BLOB, PRIMARY KEY (path, kind))"
+        )
+        db.execute(
+            "CREATE TABLE segments (path TEXT, kind TEXT, segment TEXT, tokenizer TEXT,"
+            " version INTEGER, data BLOB, PRIMARY KEY (path, kind, segment))"
+        )
+        db.execute("CREATE TABLE reports (key TEXT PRIMARY KEY, used INTEGER, data BLOB)")
+        planted = FileSummary(str(path), "claude").to_json()
+        db.execute(
+            "INSERT INTO summaries VALUES (?,?,?,?,?,?,?)",
+            (str(path), "tolls", status.st_size, status.st_mtime_ns, TOKENIZER_NAME,
+             SUMMARY_VERSION, json.dumps(planted)),
+        )  # fmt: skip
+    database.chmod(0o600)
+    fresh, _ = summarize_files(select_files([root]), workers=1)
+    assert fresh[0].calls > 0
+    first, cold = summarize_files(select_files([root]), cache=cache, workers=1)
+    assert (cold.cached, first) == (0, fresh)
+    # Rebuilt in this layout, the cache serves what it was given since.
+    second, warm = summarize_files(select_files([root]), cache=cache, workers=1)
+    assert (warm.cached, second) == (1, fresh)
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        columns = {row[1] for row in db.execute("PRAGMA table_info(summaries)")}
+    assert "scope" in columns and "kind" not in columns
 
 
 def test_scan_report_round_trips_through_its_json() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_toll.transcripts import scan as tolls
-from pytest_toll.transcripts.readers import iter_lines, segment_bounds
+from pytest_toll.transcripts.formats.base import iter_lines, segment_bounds
 from pytest_toll.transcripts.report import build_report
 from pytest_toll.transcripts.scan import select_files, summarize_files
 from pytest_toll.transcripts.summary import FileSummary

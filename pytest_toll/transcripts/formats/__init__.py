@@ -1,9 +1,11 @@
 """Transcript formats: which agent wrote a file, judged from its content, and its reader.
 
-Claude Code and Codex CLI are read by :mod:`~pytest_toll.transcripts.readers` exactly as
-before; every other agent's format has a module here whose reader yields the same records.
-A file's format is decided by what it holds (its first line, or the whole document when the
-first line is not a JSON value), never by its name: a name only says where to look.
+Every agent's format is one module here and one row of :data:`FORMATS`: its name and title,
+how its content is known, its reader (yielding the common records of
+:mod:`~pytest_toll.transcripts.records`), where the agent keeps its sessions, and the hooks of
+a format whose sessions are named or stored unlike a plain file's. A file's format is decided
+by what it holds (its first line, or the whole document when the first line is not a JSON
+value), never by its name: a name only says where to look.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES
-from pytest_toll.transcripts import readers
+from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES, MAX_TRANSCRIPT_LINE_BYTES
 from pytest_toll.transcripts.formats import (
     antigravity,
+    claude,
     cline,
+    codex,
     copilot,
     cursor,
     gemini,
@@ -28,35 +31,75 @@ from pytest_toll.transcripts.formats import (
     openhands,
     qwen,
 )
-from pytest_toll.transcripts.formats.base import FormatRecord, load_document
-from pytest_toll.transcripts.readers import CLAUDE, CODEX, MAX_LINE_BYTES, BadLine
+from pytest_toll.transcripts.formats.base import Home, iter_lines, json_parser, load_document
+from pytest_toll.transcripts.records import BadLine, Record
 
-Reader = Callable[..., Iterator[FormatRecord]]
+Reader = Callable[..., Iterator[Record]]
 
 
 @dataclass(frozen=True)
 class Format:
+    """One agent's transcript format."""
+
+    #: the agent as reports name it (``toll scan``'s sessions per agent, ``--json``'s ``agents``)
     name: str
-    sniff: Callable[[object], bool]
+    #: the agent as help text names it
+    title: str
+    #: whether a file's first JSON value is this format's; None for the format that claims
+    #: nothing by content and reads whatever no other format claims (Claude Code's)
+    sniff: Callable[[object], bool] | None
+    #: ``read(path, *, with_text, max_line_bytes, document)`` -> the file's records
     read: Reader
+    #: the folders where the agent may keep its sessions (found or not)
+    folders: Callable[[Home], list[Path]]
     #: whether the format writes what a call returned ("result not recorded" when not)
     results_recorded: bool = True
+    #: whether a file may hold one whole JSON document (else it is always JSON lines)
+    documents: bool = True
+    #: whether the reader also reads one byte range (``start``, ``end``) of a file on its own:
+    #: a big file is then cut into segments read side by side, and a call or turn a later
+    #: segment repeats is dropped when they are folded
+    segmented: bool = False
+    #: the name a file's session goes by, where it is not the file's own name
+    session_name: Callable[[Path], str] | None = None
+    #: the files a session is read from besides its own (they version its cached summary)
+    session_files: Callable[[Path], list[Path]] | None = None
+    #: whether a file is read beside another of its session, so is no transcript on its own
+    superseded: Callable[[Path], bool] | None = None
+    #: which agent wrote a file of this format, where another agent writes the format too
+    writer: Callable[[Path], str] | None = None
 
 
-#: Checked in this order against a file's first value; the first that claims it reads it.
+#: Every agent a transcript can come from, in report order; their content is checked in this
+#: order, and the first format that claims a file reads it.
 FORMATS: tuple[Format, ...] = (
-    Format(gemini.NAME, gemini.sniff, gemini.read),
-    Format(copilot.NAME, copilot.sniff, copilot.read),
-    Format(qwen.NAME, qwen.sniff, qwen.read),
-    Format(antigravity.NAME, antigravity.sniff, antigravity.read),
-    Format(opencode.NAME, opencode.sniff, opencode.read),
-    Format(openhands.NAME, openhands.sniff, openhands.read),
-    Format(cline.NAME, cline.sniff, cline.read),
-    Format(cursor.NAME, cursor.sniff, cursor.read, results_recorded=False),
-)
-_BY_NAME = {format.name: format for format in FORMATS}
+    Format(claude.NAME, claude.TITLE, None, claude.read, claude.folders,
+           documents=False, segmented=True),
+    Format(codex.NAME, codex.TITLE, codex.sniff, codex.read, codex.folders, documents=False),
+    Format(gemini.NAME, gemini.TITLE, gemini.sniff, gemini.read, gemini.folders,
+           writer=gemini.writer),
+    Format(copilot.NAME, copilot.TITLE, copilot.sniff, copilot.read, copilot.folders,
+           session_name=copilot.session_name),
+    Format(qwen.NAME, qwen.TITLE, qwen.sniff, qwen.read, qwen.folders),
+    Format(antigravity.NAME, antigravity.TITLE, antigravity.sniff, antigravity.read,
+           antigravity.folders, session_name=antigravity.session_name),
+    Format(opencode.NAME, opencode.TITLE, opencode.sniff, opencode.read, opencode.folders,
+           session_files=opencode.session_files),
+    Format(openhands.NAME, openhands.TITLE, openhands.sniff, openhands.read,
+           openhands.folders, session_name=openhands.session_name,
+           session_files=openhands.session_files),
+    Format(cline.NAME, cline.TITLE, cline.sniff, cline.read, cline.folders,
+           session_name=cline.session_name, session_files=cline.session_files,
+           superseded=cline.superseded),
+    Format(cursor.NAME, cursor.TITLE, cursor.sniff, cursor.read, cursor.folders,
+           results_recorded=False),
+)  # fmt: skip
+#: Each format by its agent's name.
+BY_NAME = {format.name: format for format in FORMATS}
+#: The format of a file no format claims.
+DEFAULT = next(format for format in FORMATS if format.sniff is None)
 #: Every agent a transcript can come from, in report order.
-AGENTS: tuple[str, ...] = (CLAUDE, CODEX, *(format.name for format in FORMATS))
+AGENTS: tuple[str, ...] = tuple(BY_NAME)
 #: How much of a file's start is read to judge its format.
 HEAD_BYTES = 1 << 16
 
@@ -66,21 +109,19 @@ class Detection:
     name: str
     #: a whole JSON document (read bounded), not JSON lines (streamed)
     document: bool
-    #: a format claimed it; False is the Claude Code default of a file nothing claimed
+    #: a format claimed it; False is the default format of a file nothing claimed
     claimed: bool
 
 
 def results_recorded(name: str) -> bool:
-    format = _BY_NAME.get(name)
+    format = BY_NAME.get(name)
     return format.results_recorded if format is not None else True
 
 
-def _claim(value: object) -> str | None:
-    if isinstance(value, dict) and readers._is_codex(value):
-        return CODEX
+def _claim(value: object) -> Format | None:
     for format in FORMATS:
-        if format.sniff(value):
-            return format.name
+        if format.sniff is not None and format.sniff(value):
+            return format
     return None
 
 
@@ -89,7 +130,7 @@ def detect(path: Path) -> Detection:
     try:
         status = path.stat()
     except OSError:
-        return Detection(CLAUDE, False, False)
+        return Detection(DEFAULT.name, False, False)
     return _detect(str(path), status.st_size, status.st_mtime_ns)
 
 
@@ -100,11 +141,11 @@ def _detect(name: str, size: int, mtime_ns: int) -> Detection:
         with path.open("rb") as stream:
             head = stream.read(HEAD_BYTES)
     except OSError:
-        return Detection(CLAUDE, False, False)
+        return Detection(DEFAULT.name, False, False)
     if head.startswith(opencode.SQLITE_MAGIC):
         database = opencode.is_database(path)
-        return Detection(opencode.NAME if database else CLAUDE, True, database)
-    loads, _ = readers.json_parser()
+        return Detection(opencode.NAME if database else DEFAULT.name, True, database)
+    loads, _ = json_parser()
     stripped = head.lstrip()
     lines = stripped.split(b"\n")
     whole_file = len(head) == size
@@ -140,62 +181,81 @@ def _detect(name: str, size: int, mtime_ns: int) -> Detection:
             break
     claimed = _claim(value)
     if claimed is not None:
-        return Detection(claimed, document and claimed != CODEX, True)
+        return Detection(claimed.name, document and claimed.documents, True)
     if isinstance(value, dict):
-        return Detection(CLAUDE, False, False)  # (Codex was ruled out by _claim)
-    # Nothing readable in the head: the Claude Code reader's own judgement, as before.
-    return Detection(readers.transcript_format(path), False, False)
+        return Detection(DEFAULT.name, False, False)
+    # Nothing readable in the head: the file's first JSON object says, claiming nothing.
+    claimed = _claim(_first_object(path))
+    return Detection((claimed or DEFAULT).name, False, False)
+
+
+def _first_object(path: Path) -> dict[str, Any] | None:
+    loads, _ = json_parser()
+    # A small buffer: only the first lines are wanted (a megabyte's buffer per file cost 0.14 s
+    # over the 611 files of bench/scan.py's 1 GB history, by cProfile).
+    for _, raw in iter_lines(path, buffer_bytes=1 << 16):
+        if raw is None:
+            continue
+        try:
+            line = loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict):
+            return line
+    return None
+
+
+def format_of(path: Path) -> Format:
+    """The format of one transcript file (the default when no format claims it)."""
+    return BY_NAME[detect(path).name]
 
 
 def transcript_format(path: Path) -> str:
-    """The agent that wrote a transcript file (``claude`` when no format claims it)."""
-    name = detect(path).name
-    if name == gemini.NAME and ".qwen" in path.parts:
-        # Qwen Code's older sessions are in Gemini CLI's format (Qwen Code is its fork): the
-        # content says the format, the folder which of the two agents wrote it.
-        return qwen.NAME
-    return name
+    """The agent that wrote a transcript file (Claude Code when no format claims it)."""
+    format = format_of(path)
+    return format.writer(path) if format.writer is not None else format.name
 
 
 def session_name(path: Path) -> str:
     """The name a file's session goes by: its file name, or the folder that names it where the
     file's own name is the same for every session (``events.jsonl``, ``transcript.jsonl``, a
     Cline task's files, an event store's ``0.json``)."""
-    name = detect(path).name
-    if name == copilot.NAME and path.stem == "events":
-        return path.parent.name
-    if name == antigravity.NAME:
-        return antigravity.session_of(path)
-    if name == cline.NAME:
-        return path.parent.name
-    if name == openhands.NAME and path.parent.name == "events":
-        return path.parent.parent.name
-    return path.stem
+    format = format_of(path)
+    return format.session_name(path) if format.session_name is not None else path.stem
+
+
+def is_transcript(path: Path) -> bool:
+    """Whether a file a format claims is a transcript on its own (not read beside another)."""
+    detection = detect(path)
+    superseded = BY_NAME[detection.name].superseded
+    return detection.claimed and not (superseded is not None and superseded(path))
 
 
 def read_records(
     path: Path,
     *,
     with_text: bool = False,
-    max_line_bytes: int = MAX_LINE_BYTES,
+    max_line_bytes: int = MAX_TRANSCRIPT_LINE_BYTES,
     start: int = 0,
     end: int | None = None,
-) -> Iterator[FormatRecord]:
-    """Every record of one transcript file, whatever agent wrote it (see
-    :func:`pytest_toll.transcripts.readers.read_records`; only Claude Code files are cut into
-    segments, so ``start``/``end`` apply to them alone)."""
+) -> Iterator[Record]:
+    """Every record of one transcript file, whatever agent wrote it, in file order; each
+    unreadable line a :class:`~pytest_toll.transcripts.records.BadLine`. ``with_text`` adds
+    the conversation text (for context and drift); scans leave it off. ``start``/``end`` read
+    one segment of a file whose format is read in segments (``Format.segmented``); another
+    format's file is read whole from its start."""
     detection = detect(path)
-    if detection.name in (CLAUDE, CODEX):
-        yield from readers.read_records(
-            path, with_text=with_text, max_line_bytes=max_line_bytes, start=start, end=end
-        )
+    format = BY_NAME[detection.name]
+    if start and not format.segmented:
         return
-    if start:
-        return
-    reader = _BY_NAME[detection.name].read
+    ranged = {"start": start, "end": end} if format.segmented else {}
     try:
-        yield from reader(
-            path, with_text=with_text, max_line_bytes=max_line_bytes, document=detection.document
+        yield from format.read(
+            path,
+            with_text=with_text,
+            max_line_bytes=max_line_bytes,
+            document=detection.document,
+            **ranged,
         )
     except OSError as error:
         yield BadLine(0, f"cannot read: {error.strerror or error}")
@@ -210,19 +270,8 @@ def tree_status(path: Path, status: os.stat_result) -> os.stat_result:
     A change to any of them changes the cached summary's key (size and newest mtime)."""
     if path.suffix == ".jsonl":
         return status
-    detection = detect(path)
-    files: list[Path] = []
-    if detection.name == opencode.NAME:
-        if head_is_database(path):
-            files = [path, path.with_name(path.name + "-wal")]
-        else:
-            value = load_document_quietly(path)
-            if opencode.is_session_info(value):
-                files = list(opencode.tree_files(path, str(value["id"])))
-    elif detection.name == openhands.NAME:
-        files = openhands.event_files(path) if path.parent.name == "events" else []
-    elif detection.name == cline.NAME:
-        files = [path, path.parent / cline.UI_MESSAGES]
+    session_files = format_of(path).session_files
+    files = session_files(path) if session_files is not None else []
     if not files:
         return status
     size, newest = 0, status.st_mtime_ns
@@ -236,18 +285,3 @@ def tree_status(path: Path, status: os.stat_result) -> os.stat_result:
     values = list(status)[:10]
     values[6], values[8] = size, newest // 1_000_000_000  # st_size, st_mtime
     return os.stat_result(values, {"st_mtime_ns": newest})
-
-
-def head_is_database(path: Path) -> bool:
-    try:
-        with path.open("rb") as stream:
-            return stream.read(len(opencode.SQLITE_MAGIC)) == opencode.SQLITE_MAGIC
-    except OSError:
-        return False
-
-
-def load_document_quietly(path: Path) -> Any:
-    try:
-        return load_document(path)
-    except CouldNotJudge:
-        return None

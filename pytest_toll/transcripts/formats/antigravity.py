@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    CutResult,
-    FormatRecord,
+    Home,
     OrderPairing,
     call_text,
     items,
@@ -28,9 +27,17 @@ from pytest_toll.transcripts.formats.base import (
     text_of,
     usage,
 )
-from pytest_toll.transcripts.readers import BadLine, BoundaryRecord, ResultRecord, TextRecord
+from pytest_toll.transcripts.records import (
+    BadLine,
+    BoundaryRecord,
+    CutResult,
+    Record,
+    ResultRecord,
+    TextRecord,
+)
 
 NAME = "antigravity"
+TITLE = "Antigravity"
 #: Steps that are neither a call's result nor a tool call.
 _NOT_RESULTS = frozenset(
     {"USER_INPUT", "PLANNER_RESPONSE", "CONVERSATION_HISTORY", "CHECKPOINT", "SYSTEM_MESSAGE",
@@ -44,10 +51,10 @@ _MODEL_PICKED = re.compile(r"setting `Model Selection` from .*? to (.+?)(?:\. |\
 def sniff(value: object) -> bool:
     if not isinstance(value, dict):
         return False
-    kind = value.get("type")
+    step_type = value.get("type")
     return (
-        isinstance(kind, str)
-        and kind.isupper()
+        isinstance(step_type, str)
+        and step_type.isupper()
         and value.get("source") in ("USER_EXPLICIT", "MODEL", "SYSTEM", "USER")
         and ("step_index" in value or "created_at" in value)
     )
@@ -65,7 +72,14 @@ def _arguments(value: object) -> Mapping[str, Any]:
     return decoded
 
 
-def session_of(path: Path) -> str:
+def folders(home: Home) -> list[Path]:
+    gemini = home.path / ".gemini"
+    return [
+        gemini / name / "brain" for name in ("antigravity", "antigravity-cli", "antigravity-ide")
+    ]
+
+
+def session_name(path: Path) -> str:
     """The conversation id: the ``brain/<id>`` folder the transcript sits in."""
     parts = path.parts
     for index, part in enumerate(parts[:-1]):
@@ -74,10 +88,8 @@ def session_of(path: Path) -> str:
     return path.parent.name if path.stem == "transcript" else path.stem
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
-    session = session_of(path)
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
+    session = session_name(path)
     order = OrderPairing()
     model: object = None
     for number_, step in json_lines(path, max_line_bytes):
@@ -87,8 +99,8 @@ def read(
         if not isinstance(step, dict):
             yield BadLine(number_, "not a JSON object")
             continue
-        kind = step.get("type") if isinstance(step.get("type"), str) else ""
-        if kind == "USER_INPUT" and isinstance(step.get("content"), str):
+        step_type = step.get("type") if isinstance(step.get("type"), str) else ""
+        if step_type == "USER_INPUT" and isinstance(step.get("content"), str):
             picked = _MODEL_PICKED.search(step["content"])
             model = picked.group(1).strip() if picked else model
         step_usage = step.get("usage")
@@ -105,12 +117,12 @@ def read(
             )
             if turn is not None:
                 yield turn
-        if kind == "CHECKPOINT":
+        if step_type == "CHECKPOINT":
             yield BoundaryRecord(session)
-        elif kind == "USER_INPUT":
+        elif step_type == "USER_INPUT":
             if with_text and text_of(step.get("content")):
                 yield TextRecord(session, "user", text_of(step.get("content")))
-        elif kind == "PLANNER_RESPONSE":
+        elif step_type == "PLANNER_RESPONSE":
             if with_text:
                 if text_of(step.get("thinking")):
                     yield TextRecord(session, "thinking", text_of(step.get("thinking")))
@@ -125,7 +137,7 @@ def read(
                 yield order.call(session, tool or "unknown", arguments)
                 if with_text:
                     yield call_text(session, tool or "unknown", arguments)
-        elif kind not in _NOT_RESULTS and order.waiting(session):
+        elif step_type not in _NOT_RESULTS and order.waiting(session):
             call_id = order.answer(session)
             if call_id is None:
                 continue

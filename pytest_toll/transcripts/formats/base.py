@@ -1,65 +1,171 @@
-"""What every reader of the newer agent formats shares: the two records those formats add,
-bounded reading of JSON lines and whole JSON documents, and pairing calls with results by
-order where a format gives no ids.
+"""What every format's reader shares: bounded reading of JSON lines (whole, or one byte range
+of a file cut into segments) and of whole JSON documents, content blocks and arguments as the
+agents write them, pairing calls with results by order where a format gives no ids (each such
+session flagged with :class:`~pytest_toll.transcripts.records.PairedByOrder`, so the report
+names it, never silently), and :class:`Home`, the folders each agent's own are found from.
 
-The records are the ones :mod:`~pytest_toll.transcripts.readers` defines (a call, a result, a
-usage turn, text, a compaction boundary, a bad line), so pairing, outcomes, shapes, repeats,
-amplification and drift work on every format unchanged. Two more:
-
-- :class:`PairedByOrder`: the session's calls were paired with their results by order, not by
-  id (the format has none); the report names such sessions, never silently;
-- :class:`CutResult`: a result the agent itself marked as cut short (Antigravity's
-  ``truncated_fields``), so its outcome is ``truncated`` whatever its text says.
+Every reader yields the common records (:mod:`~pytest_toll.transcripts.records`), so pairing,
+outcomes, shapes, repeats, amplification and drift work on every format unchanged. A reader
+streams a JSON-lines file line by line and never holds more than one line; a line longer than
+``max_line_bytes`` is skipped in bounded chunks and counted, as is any line that is not a
+JSON value (malformed, truncated, invalid UTF-8).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES
+from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES, MAX_TRANSCRIPT_LINE_BYTES
 from pytest_toll.core.textio import TooDeep, load_json, read_file_bytes
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.images import Image, image_block
+from pytest_toll.transcripts.records import (
     BadLine,
     CallRecord,
-    ResultRecord,
+    PairedByOrder,
+    Record,
     SessionRecord,
     TextRecord,
     UsageRecord,
-    iter_lines,
-    json_parser,
 )
 
 
-@dataclass(slots=True)
-class PairedByOrder:
-    """The session's calls and results were paired by order: the format gives no ids."""
+@dataclass(frozen=True)
+class Home:
+    """Where a user's agents keep their files: the home folder, the XDG config and data folders
+    (their defaults when unset), the platform, and the environment (for an agent's own
+    variable, such as ``CODEX_HOME``)."""
 
-    session: str
-
-
-@dataclass(slots=True)
-class CutResult(ResultRecord):
-    """A result its agent marked as cut short: its outcome is ``truncated``."""
-
-
-#: What a new-format reader yields: the common records, plus the order-pairing flag.
-FormatRecord = SessionRecord | BadLine | PairedByOrder
+    path: Path
+    config: Path
+    data: Path
+    platform: str
+    environ: Mapping[str, str]
 
 
-def number(value: object) -> int:
-    """A token count as written (a positive whole number), else 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+def json_parser() -> tuple[Callable[[bytes], Any], str]:
+    """orjson's ``loads`` (a dependency: 2-3× the standard module's speed on these lines), or
+    the standard module's where orjson cannot be installed; and the parser's name."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency; this keeps a broken
+        return json.loads, "json"  # install working, only slower
+    return orjson.loads, "orjson"
 
 
-def items(value: object) -> list[Any]:
-    """A list as written, else no items (a format's list field may hold anything)."""
-    return value if isinstance(value, list) else []
+# --- reading lines -----------------------------------------------------------------------
+
+
+def iter_lines(
+    path: Path,
+    max_line_bytes: int = MAX_TRANSCRIPT_LINE_BYTES,
+    start: int = 0,
+    end: int | None = None,
+    buffer_bytes: int = 1 << 20,
+) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, bytes)`` per non-blank line; bytes is None for an oversized line.
+
+    With ``start``/``end`` (line starts, as :func:`segment_bounds` gives them) only the lines
+    that start in that byte range are read, numbered from 1 within it."""
+    with path.open("rb", buffering=buffer_bytes) as stream:
+        if start:
+            stream.seek(start)
+        position = start
+        number = 0
+        while end is None or position < end:
+            line = stream.readline(max_line_bytes)
+            if not line:
+                return
+            position += len(line)
+            number += 1
+            if len(line) == max_line_bytes and not line.endswith(b"\n"):
+                # Drain the rest of the line in bounded chunks; never hold it whole.
+                while True:
+                    chunk = stream.readline(max_line_bytes)
+                    position += len(chunk)
+                    if not chunk or chunk.endswith(b"\n"):
+                        break
+                yield number, None
+                continue
+            if not line.isspace():  # (strip would copy every line)
+                yield number, line
+
+
+def segment_bounds(path: Path, size: int, segment_bytes: int) -> list[tuple[int, int]]:
+    """The file cut into byte ranges of about ``segment_bytes``, each starting at a line start.
+
+    Cut ``k`` is the first line start at or after ``k × segment_bytes``: it depends only on the
+    bytes before it, so appending to a file leaves every earlier cut where it was."""
+    cuts = [0]
+    with path.open("rb") as stream:
+        for nominal in range(segment_bytes, size, segment_bytes):
+            stream.seek(nominal - 1)
+            # The line that holds byte nominal - 1 ends at the next newline (bounded reads).
+            while True:
+                chunk = stream.readline(1 << 20)
+                if not chunk or chunk.endswith(b"\n"):
+                    break
+            cut = stream.tell()
+            if cut >= size:
+                break
+            if cut > cuts[-1]:
+                cuts.append(cut)
+    cuts.append(size)
+    return list(itertools.pairwise(cuts))
+
+
+def too_long(max_line_bytes: int) -> str:
+    return f"line longer than {max_line_bytes:,} bytes, skipped"
+
+
+def unreadable(error: ValueError) -> str:
+    """Why a line is not JSON, as a bad line says it."""
+    said = str(error).lower()
+    if isinstance(error, UnicodeDecodeError) or "utf-8" in said or "utf8" in said:
+        return "invalid UTF-8"
+    return "not JSON"
+
+
+#: What a line that gives no record returns (most lines): shared, never appended to.
+NO_RECORDS: list[SessionRecord] = []
+
+
+def object_lines(
+    path: Path,
+    records_of: Callable[[dict[str, Any]], list[SessionRecord]],
+    max_line_bytes: int,
+    start: int = 0,
+    end: int | None = None,
+) -> Iterator[Record]:
+    """The records of a JSON-lines file whose every line is one object, each line's given by
+    ``records_of`` (the lines of one byte range with ``start``/``end``); every other line is a
+    bad line, as is a line of a shape ``records_of`` did not expect (never a crashed scan)."""
+    loads, _ = json_parser()
+    for number, raw in iter_lines(path, max_line_bytes, start, end):
+        if raw is None:
+            yield BadLine(number, too_long(max_line_bytes))
+            continue
+        try:
+            line = loads(raw)
+        except ValueError as error:
+            yield BadLine(number, unreadable(error))
+            continue
+        if type(line) is not dict:
+            yield BadLine(number, "not a JSON object")
+            continue
+        try:
+            records = records_of(line)
+        except (TypeError, ValueError, AttributeError, KeyError) as error:
+            yield BadLine(number, f"unexpected record shape ({type(error).__name__})")
+            continue
+        if records:
+            yield from records
 
 
 def json_lines(path: Path, max_line_bytes: int) -> Iterator[tuple[int, Any]]:
@@ -67,17 +173,12 @@ def json_lines(path: Path, max_line_bytes: int) -> Iterator[tuple[int, Any]]:
     loads, _ = json_parser()
     for line_number, raw in iter_lines(path, max_line_bytes):
         if raw is None:
-            yield (
-                line_number,
-                BadLine(line_number, f"line longer than {max_line_bytes:,} bytes, skipped"),
-            )
+            yield line_number, BadLine(line_number, too_long(max_line_bytes))
             continue
         try:
             yield line_number, loads(raw)
         except ValueError as error:
-            said = str(error).lower()
-            reason = "invalid UTF-8" if "utf-8" in said or "utf8" in said else "not JSON"
-            yield line_number, BadLine(line_number, reason)
+            yield line_number, BadLine(line_number, unreadable(error))
 
 
 def load_document(path: Path) -> Any:
@@ -98,6 +199,50 @@ def document_or_bad_line(path: Path) -> tuple[Any, BadLine | None]:
         return load_document(path), None
     except CouldNotJudge as error:
         return None, BadLine(1, str(error).replace(f"{path}: ", "", 1))
+
+
+def number(value: object) -> int:
+    """A token count as written (a positive whole number), else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def items(value: object) -> list[Any]:
+    """A list as written, else no items (a format's list field may hold anything)."""
+    return value if isinstance(value, list) else []
+
+
+# Parsed JSON objects are dicts: ``isinstance(x, dict)`` on the per-line path, where the
+# Mapping ABC's check measured a tenth of a scan's reading time.
+
+
+def blocks_text(content: object) -> tuple[str, tuple[Image, ...], int]:
+    """Text, images and the number of other structured blocks of a content value as the
+    Anthropic and OpenAI APIs write it (a string, a block, or a list of them)."""
+    if isinstance(content, str):
+        return content, (), 0
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return "", (), 0 if content is None else 1
+    texts: list[str] = []
+    images: list[Image] = []
+    other = 0
+    for block in content:
+        if isinstance(block, str):
+            texts.append(block)
+            continue
+        if not isinstance(block, dict):
+            other += 1
+            continue
+        block_type = block.get("type")
+        text = block.get("text")
+        if block_type in ("image", "input_image"):
+            images.append(image_block(block))
+        elif isinstance(text, str):
+            texts.append(text)
+        else:
+            other += 1
+    return "\n".join(texts), tuple(images), other
 
 
 def text_of(value: object) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
+    Home,
     OrderPairing,
     arguments_of,
     call_text,
@@ -30,14 +30,20 @@ from pytest_toll.transcripts.formats.base import (
     number,
     text_of,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     CallRecord,
+    Record,
     ResultRecord,
     TextRecord,
     UsageRecord,
 )
 
 NAME = "cline"
+TITLE = "Cline/Roo Code"
+#: VS Code and its forks whose global storage may hold Cline or Roo Code tasks.
+VSCODE_VARIANTS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+#: The extensions whose tasks are Cline-format transcripts.
+CLINE_EXTENSIONS = ("saoudrizwan.claude-dev", "rooveterinaryinc.roo-cline")
 UI_MESSAGES = "ui_messages.json"
 API_HISTORY = "api_conversation_history.json"
 #: Cline's and Roo Code's XML tools (calls written in the assistant's text).
@@ -51,6 +57,39 @@ _XML_CALL = re.compile(rf"<({'|'.join(XML_TOOLS)})>(.*?)</\1>", re.DOTALL)
 _XML_PARAMETER = re.compile(r"<(\w+)>(.*?)</\1>", re.DOTALL)
 _RESULT_HEAD = re.compile(r"^\[(\w+)(?: for [^\]]*)?\] Result:", re.DOTALL)
 _FAILED = ("The tool execution failed", "<error>", "Error executing")
+
+
+def _vscode_user_folders(home: Home) -> list[Path]:
+    if home.platform == "darwin":
+        base = home.path / "Library" / "Application Support"
+    elif home.platform.startswith("win"):
+        base = Path(home.environ.get("APPDATA") or home.path / "AppData" / "Roaming")
+    else:
+        base = home.config
+    folders = [base / variant / "User" for variant in VSCODE_VARIANTS]
+    folders += [
+        home.path / ".vscode-server" / "data" / "User",
+        home.path / ".cursor-server" / "data" / "User",
+    ]
+    return folders
+
+
+def folders(home: Home) -> list[Path]:
+    found = [home.path / ".cline" / "data" / "tasks"]
+    for user in _vscode_user_folders(home):
+        for extension in CLINE_EXTENSIONS:
+            found.append(user / "globalStorage" / extension / "tasks")
+    return found
+
+
+def session_name(path: Path) -> str:
+    """A task's folder names it (its files' names are the same for every task)."""
+    return path.parent.name
+
+
+def session_files(path: Path) -> list[Path]:
+    """A task's file and its ui_messages.json, where its usage is read from."""
+    return [path, path.parent / UI_MESSAGES]
 
 
 def sniff(value: object) -> bool:
@@ -95,7 +134,7 @@ def _usage_of(entries: list[Any], session: str) -> Iterator[UsageRecord]:
             yield record
 
 
-def _api_history(messages: list[Any], session: str, with_text: bool) -> Iterator[FormatRecord]:
+def _api_history(messages: list[Any], session: str, with_text: bool) -> Iterator[Record]:
     order = OrderPairing()
     for message in messages:
         if not isinstance(message, dict):
@@ -107,19 +146,19 @@ def _api_history(messages: list[Any], session: str, with_text: bool) -> Iterator
         for block in blocks if isinstance(blocks, list) else []:
             if not isinstance(block, dict):
                 continue
-            kind = block.get("type")
-            if kind == "tool_use" and isinstance(block.get("id"), str):
+            block_type = block.get("type")
+            if block_type == "tool_use" and isinstance(block.get("id"), str):
                 tool = str(block.get("name") or "unknown")
                 arguments = arguments_of(block.get("input"))
                 yield CallRecord(session, block["id"], tool, arguments)
                 if with_text:
                     yield call_text(session, tool, arguments)
-            elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
+            elif block_type == "tool_result" and isinstance(block.get("tool_use_id"), str):
                 text = text_of(block.get("content"))
                 yield ResultRecord(
                     session, block["tool_use_id"], text, block.get("is_error") is True
                 )
-            elif kind == "text" and isinstance(block.get("text"), str):
+            elif block_type == "text" and isinstance(block.get("text"), str):
                 text = block["text"]
                 head = _RESULT_HEAD.match(text) if role == "user" else None
                 if head is not None or (result is not None and not text.startswith("<environment")):
@@ -145,7 +184,7 @@ def _api_history(messages: list[Any], session: str, with_text: bool) -> Iterator
 
 def _xml_result(
     result: tuple[str, list[str]] | None, order: OrderPairing, session: str
-) -> Iterator[FormatRecord]:
+) -> Iterator[Record]:
     if result is None:
         return
     tool, texts = result
@@ -157,11 +196,11 @@ def _xml_result(
     yield ResultRecord(session, call_id, text, text.startswith(_FAILED))
 
 
-def _ui_messages(entries: list[Any], session: str, with_text: bool) -> Iterator[FormatRecord]:
+def _ui_messages(entries: list[Any], session: str, with_text: bool) -> Iterator[Record]:
     order = OrderPairing()
     output: list[str] | None = None  # a command's output, gathered until the next entry
 
-    def close() -> Iterator[FormatRecord]:
+    def close() -> Iterator[Record]:
         nonlocal output
         if output is not None:
             call_id = order.answer(session)
@@ -216,9 +255,7 @@ def superseded(path: Path) -> bool:
     return path.name == UI_MESSAGES and (path.parent / API_HISTORY).is_file()
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     value, bad = document_or_bad_line(path)
     if bad is not None:
         yield bad

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
+    Home,
     arguments_of,
     call_text,
     items,
@@ -24,23 +24,34 @@ from pytest_toll.transcripts.formats.base import (
     text_of,
     usage,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
+    Record,
     ResultRecord,
     SessionRecord,
     TextRecord,
 )
 
 NAME = "copilot"
+TITLE = "Copilot CLI"
+
+
+def folders(home: Home) -> list[Path]:
+    return [home.path / ".copilot" / "session-state"]
+
+
+def session_name(path: Path) -> str:
+    """A session's folder names it when its file is ``<id>/events.jsonl``."""
+    return path.parent.name if path.stem == "events" else path.stem
 
 
 def sniff(value: object) -> bool:
     if not isinstance(value, dict) or not isinstance(value.get("data"), dict):
         return False
-    kind = value.get("type")
-    return isinstance(kind, str) and kind.startswith(
+    event_type = value.get("type")
+    return isinstance(event_type, str) and event_type.startswith(
         ("session.", "tool.execution_", "assistant.", "user.message")
     )
 
@@ -55,12 +66,12 @@ def _call(data: Mapping[str, Any], name_key: str, session: str) -> CallRecord | 
 
 
 def _records(
-    kind: object, data: Mapping[str, Any], event_id: object, session: str, with_text: bool
+    event_type: object, data: Mapping[str, Any], event_id: object, session: str, with_text: bool
 ) -> list[SessionRecord]:
-    if kind == "tool.execution_start":
+    if event_type == "tool.execution_start":
         call = _call(data, "toolName", session)
         return [call] if call is not None else []
-    if kind == "tool.execution_complete":
+    if event_type == "tool.execution_complete":
         call_id = data.get("toolCallId")
         if not isinstance(call_id, str):
             return []
@@ -70,7 +81,7 @@ def _records(
         if not text and error is not None:
             text = text_of(error.get("message") if isinstance(error, dict) else error)
         return [ResultRecord(session, call_id, text, data.get("success") is False)]
-    if kind == "assistant.usage":
+    if event_type == "assistant.usage":
         turn = usage(
             session,
             data.get("model"),
@@ -81,9 +92,9 @@ def _records(
             message_id=event_id if isinstance(event_id, str) else None,
         )
         return [turn] if turn is not None else []
-    if kind == "session.compaction_complete":
+    if event_type == "session.compaction_complete":
         return [BoundaryRecord(session)]
-    if kind == "assistant.message":
+    if event_type == "assistant.message":
         records: list[SessionRecord] = []
         for request in items(data.get("toolRequests")):
             call = _call(request, "name", session) if isinstance(request, dict) else None
@@ -92,16 +103,14 @@ def _records(
         if with_text and text_of(data.get("content")):
             records.append(TextRecord(session, "assistant", text_of(data.get("content"))))
         return records
-    if with_text and kind == "user.message" and text_of(data.get("content")):
+    if with_text and event_type == "user.message" and text_of(data.get("content")):
         return [TextRecord(session, "user", text_of(data.get("content")))]
-    if with_text and kind == "assistant.reasoning" and text_of(data.get("content")):
+    if with_text and event_type == "assistant.reasoning" and text_of(data.get("content")):
         return [TextRecord(session, "thinking", text_of(data.get("content")))]
     return []
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     # <id>/events.jsonl names its session by its folder; <id>.jsonl by its own name.
     session = path.parent.name if path.stem == "events" else path.stem
     seen_calls: set[str] = set()
@@ -115,11 +124,11 @@ def read(
         data = line.get("data")
         if not isinstance(data, dict):
             continue
-        kind = line.get("type")
-        if kind == "session.start" and isinstance(data.get("sessionId"), str):
+        event_type = line.get("type")
+        if event_type == "session.start" and isinstance(data.get("sessionId"), str):
             session = data["sessionId"] or session
             continue
-        for record in _records(kind, data, line.get("id"), session, with_text):
+        for record in _records(event_type, data, line.get("id"), session, with_text):
             if type(record) is CallRecord:
                 if record.call_id in seen_calls:
                     continue

@@ -13,16 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
-    arguments_of,
-    call_text,
-    json_lines,
-    text_of,
-)
-from pytest_toll.transcripts.readers import BadLine, CallRecord, ResultRecord, TextRecord
+from pytest_toll.transcripts.formats.base import Home, arguments_of, call_text, json_lines, text_of
+from pytest_toll.transcripts.records import BadLine, CallRecord, Record, ResultRecord, TextRecord
 
 NAME = "cursor"
+TITLE = "Cursor"
+
+
+def folders(home: Home) -> list[Path]:
+    return [home.path / ".cursor" / "projects"]
 
 
 def sniff(value: object) -> bool:
@@ -32,9 +31,7 @@ def sniff(value: object) -> bool:
     return isinstance(message, dict) and "content" in message and "type" not in value
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     session = path.stem
     made = 0
     for number_, line in json_lines(path, max_line_bytes):
@@ -55,8 +52,8 @@ def read(
                 continue
             if not isinstance(block, dict):
                 continue
-            kind = block.get("type")
-            if kind == "tool_use" and role == "assistant":
+            block_type = block.get("type")
+            if block_type == "tool_use" and role == "assistant":
                 made += 1
                 call_id = block.get("id")
                 call_id = call_id if isinstance(call_id, str) and call_id else f"{session}#{made}"
@@ -66,14 +63,14 @@ def read(
                 yield CallRecord(session, call_id, tool, arguments)
                 if with_text:
                     yield call_text(session, tool, arguments)
-            elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
+            elif block_type == "tool_result" and isinstance(block.get("tool_use_id"), str):
                 yield ResultRecord(
                     session,
                     block["tool_use_id"],
                     text_of(block.get("content")),
                     block.get("is_error") is True,
                 )
-            elif with_text and kind == "text" and role in ("user", "assistant"):
+            elif with_text and block_type == "text" and role in ("user", "assistant"):
                 text = text_of(block.get("text"))
                 if text:
                     yield TextRecord(session, str(role), text)

@@ -21,8 +21,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.transcripts.formats import qwen
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
+    Home,
     OrderPairing,
     arguments_of,
     call_text,
@@ -33,20 +34,32 @@ from pytest_toll.transcripts.formats.base import (
     text_of,
     usage,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     CallRecord,
+    Record,
     ResultRecord,
     SessionRecord,
     TextRecord,
 )
 
 NAME = "gemini"
+TITLE = "Gemini CLI"
 _MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 
 
 def is_metadata_line(line: Mapping[str, Any]) -> bool:
     return isinstance(line.get("sessionId"), str) and "projectHash" in line and "type" not in line
+
+
+def folders(home: Home) -> list[Path]:
+    return [home.path / ".gemini" / "tmp"]
+
+
+def writer(path: Path) -> str:
+    """Qwen Code's older sessions are in Gemini CLI's format (Qwen Code is its fork): the
+    content says the format, the folder which of the two agents wrote it."""
+    return qwen.NAME if ".qwen" in path.parts else NAME
 
 
 def sniff(value: object) -> bool:
@@ -93,15 +106,15 @@ def message_records(
     message: Mapping[str, Any], session: str, with_text: bool
 ) -> list[SessionRecord]:
     """The records of one chat-recording message (shared with Qwen's older layout)."""
-    kind = message.get("type")
+    message_type = message.get("type")
     records: list[SessionRecord] = []
-    if kind == "user":
+    if message_type == "user":
         if with_text:
             text = text_of(message.get("content"))
             if text:
                 records.append(TextRecord(session, "user", text))
         return records
-    if kind != "gemini":
+    if message_type != "gemini":
         return records
     message_id = message.get("id")
     tokens = message.get("tokens")
@@ -147,7 +160,7 @@ def message_records(
     return records
 
 
-def _jsonl(path: Path, with_text: bool, max_line_bytes: int) -> Iterator[FormatRecord]:
+def _jsonl(path: Path, with_text: bool, max_line_bytes: int) -> Iterator[Record]:
     # Pass one finds where each message id is written last and the last full rewrite; pass
     # two yields each message from that line only. Both stream: only ids and numbers are held.
     last_line: dict[str, int] = {}
@@ -192,7 +205,7 @@ def _jsonl(path: Path, with_text: bool, max_line_bytes: int) -> Iterator[FormatR
         yield from message_records(line, session, with_text)
 
 
-def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[FormatRecord]:
+def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[Record]:
     order = OrderPairing()
     for content in contents:
         if not isinstance(content, dict):
@@ -224,17 +237,15 @@ def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[
                     yield from order.flag(session)
                     yield ResultRecord(session, call_id, text, failed)
             elif with_text and isinstance(part.get("text"), str) and part["text"]:
-                kind = (
+                source = (
                     "thinking"
                     if part.get("thought") is True
                     else ("user" if role == "user" else "assistant")
                 )
-                yield TextRecord(session, kind, part["text"])
+                yield TextRecord(session, source, part["text"])
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     if not document:
         yield from _jsonl(path, with_text, max_line_bytes)
         return

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
+    Home,
     arguments_of,
     call_text,
     document_or_bad_line,
@@ -31,10 +31,11 @@ from pytest_toll.transcripts.formats.base import (
     number,
     text_of,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
+    Record,
     ResultRecord,
     SessionRecord,
     TextRecord,
@@ -42,8 +43,16 @@ from pytest_toll.transcripts.readers import (
 )
 
 NAME = "opencode"
+TITLE = "OpenCode"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _TABLES = frozenset({"session", "message", "part"})
+
+
+def folders(home: Home) -> list[Path]:
+    found = [home.data / "opencode"]
+    if home.platform == "darwin":
+        found.append(home.path / "Library" / "Application Support" / "opencode")
+    return found
 
 
 def is_session_info(value: object) -> bool:
@@ -67,14 +76,21 @@ def sniff(value: object) -> bool:
     )
 
 
+def _starts_as_database(path: Path) -> bool:
+    try:
+        with path.open("rb") as stream:
+            return stream.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
 def is_database(path: Path) -> bool:
     """An SQLite file holding OpenCode's session, message and part tables."""
     import sqlite3  # only a database pays for it
 
+    if not _starts_as_database(path):
+        return False
     try:
-        with path.open("rb") as stream:
-            if stream.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-                return False
         connection = _connect(path)
         try:
             names = {row[0] for row in connection.execute("select name from sqlite_master")}
@@ -127,8 +143,8 @@ def message_records(
     role = info.get("role")
     steps = 0
     for part in parts:
-        kind = part.get("type")
-        if kind == "tool" and isinstance(part.get("callID"), str):
+        part_type = part.get("type")
+        if part_type == "tool" and isinstance(part.get("callID"), str):
             state = part.get("state")
             state = state if isinstance(state, dict) else {}
             tool = str(part.get("tool") or "unknown")
@@ -141,16 +157,16 @@ def message_records(
                 yield ResultRecord(session, part["callID"], text_of(state.get("output")), False)
             elif status == "error":
                 yield ResultRecord(session, part["callID"], text_of(state.get("error")), True)
-        elif kind == "step-finish":
+        elif part_type == "step-finish":
             steps += 1
             turn = _usage(session, f"{message_id}/{part.get('id')}", info, part.get("tokens"))
             if turn is not None:
                 yield turn
-        elif kind == "compaction":
+        elif part_type == "compaction":
             yield BoundaryRecord(session)
-        elif with_text and kind == "text" and text_of(part.get("text")):
+        elif with_text and part_type == "text" and text_of(part.get("text")):
             yield TextRecord(session, "user" if role == "user" else "assistant", part["text"])
-        elif with_text and kind == "reasoning" and text_of(part.get("text")):
+        elif with_text and part_type == "reasoning" and text_of(part.get("text")):
             yield TextRecord(session, "thinking", part["text"])
     if role == "assistant" and not steps:
         turn = _usage(session, message_id, info, info.get("tokens"))
@@ -165,7 +181,7 @@ def _json_files(folder: Path) -> list[Path]:
         return []
 
 
-def _tree(path: Path, info: Mapping[str, Any], with_text: bool) -> Iterator[FormatRecord]:
+def _tree(path: Path, info: Mapping[str, Any], with_text: bool) -> Iterator[Record]:
     session = str(info["id"])
     if len(path.parents) < 3:
         return
@@ -185,7 +201,7 @@ def _tree(path: Path, info: Mapping[str, Any], with_text: bool) -> Iterator[Form
         yield from message_records(session, message, parts, with_text)
 
 
-def _database(path: Path, with_text: bool) -> Iterator[FormatRecord]:
+def _database(path: Path, with_text: bool) -> Iterator[Record]:
     import sqlite3
 
     try:
@@ -225,9 +241,7 @@ def _database(path: Path, with_text: bool) -> Iterator[FormatRecord]:
         connection.close()
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     if is_database(path):
         yield from _database(path, with_text)
         return
@@ -246,6 +260,17 @@ def read(
             continue
         parts = [part for part in items(message.get("parts")) if isinstance(part, dict)]
         yield from message_records(session, message["info"], parts, with_text)
+
+
+def session_files(path: Path) -> list[Path]:
+    """A database and its write-ahead log; a storage-tree session's file, its messages' and
+    their parts'."""
+    if _starts_as_database(path):
+        return [path, path.with_name(path.name + "-wal")]
+    value, bad = document_or_bad_line(path)
+    if bad is None and is_session_info(value):
+        return list(tree_files(path, str(value["id"])))
+    return []
 
 
 def tree_files(path: Path, info_id: str) -> Iterator[Path]:

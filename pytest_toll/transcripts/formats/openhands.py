@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
+    Home,
     OrderPairing,
     arguments_of,
     call_text,
@@ -33,15 +33,17 @@ from pytest_toll.transcripts.formats.base import (
     text_of,
     usage,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
+    Record,
     ResultRecord,
     TextRecord,
 )
 
 NAME = "openhands"
+TITLE = "OpenHands"
 #: Actions that are not tool calls: nothing comes back for them as a result.
 _NOT_CALLS = frozenset(
     {"message", "system", "finish", "change_agent_state", "recall", "null", "condensation",
@@ -52,6 +54,20 @@ _NOT_RESULTS = frozenset({"agent_state_changed", "recall", "null", "condensation
 #: The shell command actions, named as their function is when the event names none.
 _FUNCTIONS = {"run": "execute_bash", "run_ipython": "execute_ipython_cell"}
 _EVENT_FILE = re.compile(r"^\d+$")
+
+
+def folders(home: Home) -> list[Path]:
+    return [home.path / ".openhands" / "sessions", home.path / ".openhands-state" / "sessions"]
+
+
+def session_name(path: Path) -> str:
+    """An event store's session is the folder that holds its ``events`` folder."""
+    return path.parent.parent.name if path.parent.name == "events" else path.stem
+
+
+def session_files(path: Path) -> list[Path]:
+    """An event store's every event (one file each); nothing beside any other file."""
+    return event_files(path) if path.parent.name == "events" else []
 
 
 def is_event(value: object) -> bool:
@@ -87,7 +103,7 @@ def _failed(event: Mapping[str, Any]) -> bool:
 
 def _events(
     events: Iterable[Any], session: str, with_text: bool, seen_turns: set[str]
-) -> Iterator[FormatRecord]:
+) -> Iterator[Record]:
     order = OrderPairing()
     for item in events:
         pair = item if isinstance(item, list) else [item]
@@ -119,7 +135,7 @@ def _action(
     with_text: bool,
     order: OrderPairing,
     seen_turns: set[str],
-) -> Iterator[FormatRecord]:
+) -> Iterator[Record]:
     metadata = event.get("tool_call_metadata")
     metadata = metadata if isinstance(metadata, dict) else {}
     response = metadata.get("model_response")
@@ -198,9 +214,7 @@ def event_files(path: Path) -> list[Path]:
     return sorted(files, key=lambda p: int(p.stem))
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     seen_turns: set[str] = set()
     if not document:
         for number_, line in json_lines(path, max_line_bytes):

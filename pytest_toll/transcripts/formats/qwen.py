@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.transcripts.formats.base import (
-    FormatRecord,
+    Home,
     arguments_of,
     call_text,
     json_lines,
@@ -24,16 +24,22 @@ from pytest_toll.transcripts.formats.base import (
     text_of,
     usage,
 )
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
+    Record,
     ResultRecord,
     SessionRecord,
     TextRecord,
 )
 
 NAME = "qwen"
+TITLE = "Qwen Code"
+
+
+def folders(home: Home) -> list[Path]:
+    return [home.path / ".qwen" / "projects", home.path / ".qwen" / "tmp"]
 
 
 def sniff(value: object) -> bool:
@@ -75,18 +81,18 @@ def _result(line: Mapping[str, Any], session: str) -> ResultRecord | None:
 def _records(line: Mapping[str, Any], fallback: str, with_text: bool) -> list[SessionRecord]:
     session = line.get("sessionId")
     session = session if isinstance(session, str) and session else fallback
-    kind = line.get("type")
-    if kind == "tool_result":
+    line_type = line.get("type")
+    if line_type == "tool_result":
         result = _result(line, session)
         return [result] if result is not None else []
-    if kind == "system":
+    if line_type == "system":
         subtype = line.get("subtype")
         compressed = isinstance(subtype, str) and "compression" in subtype
         return [BoundaryRecord(session)] if compressed else []
     message = line.get("message")
     parts = message.get("parts") if isinstance(message, dict) else None
     records: list[SessionRecord] = []
-    if kind == "assistant":
+    if line_type == "assistant":
         metadata = line.get("usageMetadata")
         if isinstance(metadata, dict):
             uuid = line.get("uuid")
@@ -105,7 +111,7 @@ def _records(line: Mapping[str, Any], fallback: str, with_text: bool) -> list[Se
         if not isinstance(part, dict):
             continue
         call = part.get("functionCall")
-        if kind == "assistant" and isinstance(call, dict) and isinstance(call.get("id"), str):
+        if line_type == "assistant" and isinstance(call, dict) and isinstance(call.get("id"), str):
             name = call.get("name")
             tool = name if isinstance(name, str) and name else "unknown"
             arguments = arguments_of(call.get("args"))
@@ -113,7 +119,7 @@ def _records(line: Mapping[str, Any], fallback: str, with_text: bool) -> list[Se
             if with_text:
                 records.append(call_text(session, tool, arguments))
         elif with_text and isinstance(part.get("text"), str) and part["text"]:
-            role = "user" if kind == "user" else "assistant"
+            role = "user" if line_type == "user" else "assistant"
             records.append(
                 TextRecord(
                     session, "thinking" if part.get("thought") is True else role, part["text"]
@@ -122,9 +128,7 @@ def _records(line: Mapping[str, Any], fallback: str, with_text: bool) -> list[Se
     return records
 
 
-def read(
-    path: Path, *, with_text: bool, max_line_bytes: int, document: bool
-) -> Iterator[FormatRecord]:
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
     seen_calls: set[str] = set()
     for number_, line in json_lines(path, max_line_bytes):
         if isinstance(line, BadLine):

@@ -1,4 +1,5 @@
-"""Transcript readers: records, pairing inputs, deduplication, bad input, image headers."""
+"""Claude Code and Codex transcripts: records, pairing inputs, deduplication, bad input, image
+headers."""
 
 from __future__ import annotations
 
@@ -11,18 +12,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_toll.transcripts.formats import read_records, transcript_format
 from pytest_toll.transcripts.images import Image, image_size
-from pytest_toll.transcripts.readers import (
+from pytest_toll.transcripts.locations import default_roots, discover
+from pytest_toll.transcripts.records import (
     BadLine,
     BoundaryRecord,
     CallRecord,
     ResultRecord,
     TextRecord,
     UsageRecord,
-    default_roots,
-    discover,
-    read_records,
-    transcript_format,
 )
 from pytest_toll.transcripts.summary import summarize_file
 
@@ -237,7 +236,6 @@ def test_roots_from_environment_and_discovery(tmp_path: Path) -> None:
     import os
 
     assert default_roots({"TOLL_TRANSCRIPTS": f"/a{os.pathsep}/b"}) == [Path("/a"), Path("/b")]
-    assert [p.name for p in default_roots({})] == ["projects", "projects", "sessions"]
     found = discover([FIXTURES / "claude", MAIN])
     assert [p.relative_to(FIXTURES).as_posix() for p in found] == [
         "claude/flaky/sess-flaky.jsonl",
@@ -258,6 +256,24 @@ def test_synthetic_zero_usage_is_not_a_turn(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps({"type": "assistant", "sessionId": "s", "message": message}) + "\n")
     assert [r for r in read_records(path) if isinstance(r, UsageRecord)] == []
+
+
+def test_codex_arguments_neither_text_nor_an_object_are_none(tmp_path: Path) -> None:
+    lines = [
+        {"type": "session_meta", "payload": {"id": "cx"}},
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call", "call_id": "a", "name": "f", "arguments": [1]},
+        },
+        {
+            "type": "response_item",
+            "payload": {"type": "custom_tool_call", "call_id": "b", "name": "g", "input": "raw"},
+        },
+    ]
+    path = tmp_path / "rollout-args.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    calls = [r for r in read_records(path) if isinstance(r, CallRecord)]
+    assert [dict(call.input) for call in calls] == [{}, {"input": "raw"}]
 
 
 def test_codex_local_shell_and_image_outputs(tmp_path: Path) -> None:

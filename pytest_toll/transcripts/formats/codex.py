@@ -1,0 +1,166 @@
+"""OpenAI Codex CLI rollouts: ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` (or under
+``$CODEX_HOME``), one ``{"type", "payload"}`` item a line.
+
+``function_call``/``custom_tool_call``/``local_shell_call`` pair with their ``*_output`` on
+``call_id``; the session is named by ``session_meta`` and the model by ``turn_context``; usage
+comes from ``event_msg`` ``token_count`` whose ``input_tokens`` already include the cached
+part. A shell result says it failed by its exit code (a banner, or the older wrapped
+``{"output", "metadata": {"exit_code"}}``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_toll.transcripts.formats.base import (
+    NO_RECORDS,
+    Home,
+    arguments_of,
+    blocks_text,
+    call_text,
+    number,
+    object_lines,
+)
+from pytest_toll.transcripts.images import Image
+from pytest_toll.transcripts.records import (
+    BoundaryRecord,
+    CallRecord,
+    Record,
+    ResultRecord,
+    SessionRecord,
+    TextRecord,
+    UsageRecord,
+)
+
+NAME = "codex"
+TITLE = "Codex"
+
+_LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_EXIT_CODE = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)", re.MULTILINE)
+
+
+def sniff(value: object) -> bool:
+    if not isinstance(value, dict):
+        return False
+    line_type = value.get("type")
+    return isinstance(line_type, str) and line_type in _LINE_TYPES and "payload" in value
+
+
+def folders(home: Home) -> list[Path]:
+    return [Path(home.environ.get("CODEX_HOME") or home.path / ".codex") / "sessions"]
+
+
+class _Lines:
+    """What reading a rollout remembers from line to line: the session (named by
+    ``session_meta``), the model (``turn_context``) and the last token count."""
+
+    def __init__(self, path: Path, with_text: bool) -> None:
+        self.session = path.stem
+        self.model = "unknown"
+        self.last_total: object = None
+        self.with_text = with_text
+
+    def records(self, line: Mapping[str, Any]) -> list[SessionRecord]:
+        return _line_records(line, self, self.with_text)
+
+
+def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
+    return object_lines(path, _Lines(path, with_text).records, max_line_bytes)
+
+
+def _arguments(value: object) -> Mapping[str, Any]:
+    # A JSON text (function_call) or free text (custom_tool_call); any other value has always
+    # read as no arguments.
+    return arguments_of(value) if isinstance(value, str | dict) else {}
+
+
+def _output(output: object) -> tuple[str, bool, tuple[Image, ...], int]:
+    if isinstance(output, str) and output.startswith('{"output"'):
+        # Older rollouts wrap a shell result: {"output": ..., "metadata": {"exit_code": N}}.
+        try:
+            wrapped = json.loads(output)
+        except ValueError:
+            wrapped = None
+        if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
+            metadata = wrapped.get("metadata")
+            code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+            return wrapped["output"], isinstance(code, int) and code != 0, (), 0
+    if isinstance(output, dict) and "content" in output and "type" not in output:
+        output = output.get("content")
+    text, images, other = blocks_text(output)
+    match = _EXIT_CODE.search(text[:400])
+    failed = match is not None and match.group(1) != "0"
+    return text, failed, images, other
+
+
+def _line_records(line: Mapping[str, Any], state: _Lines, with_text: bool) -> list[SessionRecord]:
+    line_type = line.get("type")
+    payload = line.get("payload")
+    if not isinstance(payload, dict):
+        return NO_RECORDS
+    item = payload.get("type")
+    session = state.session
+    if line_type == "session_meta":
+        if isinstance(payload.get("id"), str) and payload["id"]:
+            state.session = payload["id"]
+        return NO_RECORDS
+    if line_type == "turn_context":
+        if isinstance(payload.get("model"), str):
+            state.model = payload["model"]
+        return NO_RECORDS
+    if line_type == "compacted" or (line_type == "event_msg" and item == "context_compacted"):
+        return [BoundaryRecord(session)]
+    if line_type == "event_msg" and item == "token_count":
+        info = payload.get("info")
+        if not isinstance(info, dict):
+            return NO_RECORDS
+        total = info.get("total_token_usage")
+        last = info.get("last_token_usage")
+        # Codex re-emits the same count (e.g. after a rate-limit update): one turn, once.
+        if not isinstance(last, dict) or total == state.last_total:
+            return NO_RECORDS
+        state.last_total = total
+        cached = number(last.get("cached_input_tokens"))
+        input_tokens = max(number(last.get("input_tokens")) - cached, 0)
+        output_tokens = number(last.get("output_tokens"))
+        return [UsageRecord(session, state.model, input_tokens, output_tokens, cached, 0)]
+    if line_type != "response_item":
+        return NO_RECORDS
+    call_id = payload.get("call_id")
+    if item in ("function_call", "custom_tool_call", "local_shell_call"):
+        if not isinstance(call_id, str):
+            return NO_RECORDS
+        name = payload.get("name")
+        tool = name if isinstance(name, str) and name else "local_shell"
+        if item == "local_shell_call":
+            action = payload.get("action")
+            arguments: Mapping[str, Any] = (
+                {"command": action.get("command")} if isinstance(action, dict) else {}
+            )
+        else:
+            raw = payload.get("arguments") if item == "function_call" else payload.get("input")
+            arguments = _arguments(raw)
+        call: SessionRecord = CallRecord(session, call_id, tool, arguments)
+        if not with_text:
+            return [call]
+        return [call, call_text(session, tool, arguments)]
+    if item in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+        if not isinstance(call_id, str):
+            return NO_RECORDS
+        text, failed, images, other = _output(payload.get("output"))
+        return [ResultRecord(session, call_id, text, failed, images, other)]
+    if with_text and item == "message":
+        role = payload.get("role")
+        if role in ("user", "assistant"):
+            text, images, _ = blocks_text(payload.get("content"))
+            if text or images:
+                return [TextRecord(session, str(role), text, images)]
+    elif with_text and item == "reasoning":
+        text, _, _ = blocks_text(payload.get("summary"))
+        if text:
+            return [TextRecord(session, "thinking", text)]
+    return NO_RECORDS
