@@ -12,6 +12,7 @@ import importlib.util
 import json
 import re
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,7 @@ def test_a_kind_is_in_every_file_its_recipe_lists() -> None:
     ledger_page = _read("docs/ledger.md")
     finders = set(FINDERS)
     for name, kind in KINDS.items():
-        assert name in KindName.__args__, name
+        assert name in typing.get_args(KindName), name
         assert name in ledger_schema["properties"], f"{name}: no section in the ledger schema"
         assert f'"{name}"' in report_schema, f"{name}: not in the report schema"
         assert re.search(rf"^{name}:", example, re.MULTILINE), (
