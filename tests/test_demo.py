@@ -28,11 +28,13 @@ SHORTER_READ = "Returns the note's Markdown body and tags."
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment minus anything that would make the inner pytest think it is an xdist
-    worker or on GitHub (its summary must not land in a real step summary)."""
+    worker or on GitHub (its summary must not land in a real step summary). ``PYTEST_ADDOPTS``
+    stays: it leaves out plugins the demo does not use (tests/conftest.py)."""
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("PYTEST_", "GITHUB_")) and key != "COV_CORE_SOURCE"
+        if key == "PYTEST_ADDOPTS"
+        or (not key.startswith(("PYTEST_", "GITHUB_")) and key != "COV_CORE_SOURCE")
     }
     env.update(extra or {})
     return env

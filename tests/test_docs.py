@@ -37,9 +37,14 @@ def doc_files() -> list[Path]:
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
-    """Without the outer run's pytest, xdist and CI variables, and with a cache of its own."""
+    """Without the outer run's pytest, xdist and CI variables, and with a cache of its own.
+    ``PYTEST_ADDOPTS`` stays: it leaves out plugins no run here uses (tests/conftest.py)."""
     dropped = ("PYTEST_", "GITHUB_", "COV_CORE_", "TOLL_")
-    env = {key: value for key, value in os.environ.items() if not key.startswith(dropped)}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key == "PYTEST_ADDOPTS" or not key.startswith(dropped)
+    }
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     return env
 
