@@ -106,6 +106,7 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
     assert "- **servers::notes**: 488 → 503 (+15) · search\\_notes 161 → 176 (+15)" in markdown
 
 
+@pytest.mark.slow
 def test_a_shorter_description_improves_and_ratchets(demo: Path) -> None:
     edit(demo / "notes_server.py", READ_SENTENCE, SHORTER_READ)
     before = (demo / "toll.yaml").read_text(encoding="utf-8")

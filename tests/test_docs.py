@@ -78,6 +78,7 @@ def test_a_page_edited_by_hand_fails_the_cli_check(tmp_path: Path) -> None:
     assert "run `python docs/gen/cli_reference.py`" in result.stderr
 
 
+@pytest.mark.slow
 def test_every_output_in_the_docs_is_what_the_command_prints(tmp_path: Path) -> None:
     result = generator(tmp_path, "examples.py", "--check")
     assert result.returncode == 0, result.stderr
