@@ -28,11 +28,13 @@ SHORTER_READ = "Returns the note's Markdown body and tags."
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment minus anything that would make the inner pytest think it is an xdist
-    worker or on GitHub (its summary must not land in a real step summary)."""
+    worker or on GitHub (its summary must not land in a real step summary). ``PYTEST_ADDOPTS``
+    stays: it leaves out plugins the demo does not use (tests/conftest.py)."""
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("PYTEST_", "GITHUB_")) and key != "COV_CORE_SOURCE"
+        if key == "PYTEST_ADDOPTS"
+        or (not key.startswith(("PYTEST_", "GITHUB_")) and key != "COV_CORE_SOURCE")
     }
     env.update(extra or {})
     return env
@@ -104,6 +106,7 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
     assert "- **servers::notes**: 488 → 503 (+15) · search\\_notes 161 → 176 (+15)" in markdown
 
 
+@pytest.mark.slow
 def test_a_shorter_description_improves_and_ratchets(demo: Path) -> None:
     edit(demo / "notes_server.py", READ_SENTENCE, SHORTER_READ)
     before = (demo / "toll.yaml").read_text(encoding="utf-8")

@@ -37,9 +37,14 @@ def doc_files() -> list[Path]:
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
-    """Without the outer run's pytest, xdist and CI variables, and with a cache of its own."""
+    """Without the outer run's pytest, xdist and CI variables, and with a cache of its own.
+    ``PYTEST_ADDOPTS`` stays: it leaves out plugins no run here uses (tests/conftest.py)."""
     dropped = ("PYTEST_", "GITHUB_", "COV_CORE_", "TOLL_")
-    env = {key: value for key, value in os.environ.items() if not key.startswith(dropped)}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key == "PYTEST_ADDOPTS" or not key.startswith(dropped)
+    }
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     return env
 
@@ -73,6 +78,7 @@ def test_a_page_edited_by_hand_fails_the_cli_check(tmp_path: Path) -> None:
     assert "run `python docs/gen/cli_reference.py`" in result.stderr
 
 
+@pytest.mark.slow
 def test_every_output_in_the_docs_is_what_the_command_prints(tmp_path: Path) -> None:
     result = generator(tmp_path, "examples.py", "--check")
     assert result.returncode == 0, result.stderr

@@ -26,6 +26,8 @@ import pytest
 from pytest_toll._version import __version__
 from pytest_toll.core.tokens import VOCABULARY_SHA256
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 NOT_SOURCE = (
     ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*.pyc", ".pytest_cache",

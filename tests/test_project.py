@@ -26,11 +26,21 @@ def test_readme_opens_with_exactly_two_commands() -> None:
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert readme_commands()[1] in ci.splitlines()
+    assert ci.splitlines()[-1] == readme_commands()[1]
     assert "set -euo pipefail" in ci
     assert "ruff check" in ci and "ruff format --check" in ci
     # mypy with no arguments checks what pyproject names: the package, tests and bench.
     assert ".venv/bin/mypy\n" in ci
+
+
+def test_ci_also_runs_the_slow_tests_the_readme_command_leaves_out() -> None:
+    """Every test runs in CI: the README's command deselects ``slow``, .ci/run selects it too."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    quick = readme_commands()[1].rsplit(" && ", 1)[1]
+    assert quick.endswith(' -m "not slow"')
+    assert quick.replace(' -m "not slow"', " -m slow") in ci.splitlines()
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"slow: ' in pyproject and "--strict-markers" in pyproject
 
 
 def test_vocabulary_and_type_marker_ship_as_package_data() -> None:

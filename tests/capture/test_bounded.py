@@ -45,6 +45,7 @@ def _body(number: int) -> bytes:
     return json.dumps(body).encode()
 
 
+@pytest.mark.slow
 def test_memory_is_flat_in_the_number_of_requests(server_url: str) -> None:
     sent = 0
     traced: dict[int, int] = {}

@@ -185,6 +185,7 @@ def test_the_ledger_pins_the_largest_request_and_the_sum(project: pytest.Pyteste
     assert _entries(project)["test_agent"]["outcome"] == "passed"
 
 
+@pytest.mark.slow
 def test_xdist_matches_serial(project: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
 

@@ -123,7 +123,10 @@ def _loop_figures(pytester: pytest.Pytester) -> tuple[int, int]:
     return capture["largest"], capture["sum"]
 
 
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+@pytest.mark.parametrize(
+    "workers",
+    [pytest.param((), id="serial"), pytest.param(("-n", "2"), id="xdist", marks=pytest.mark.slow)],
+)
 def test_run_budget_grades_the_sum_of_the_requests(
     pytester: pytest.Pytester, workers: tuple[str, ...]
 ) -> None:
@@ -152,6 +155,7 @@ def test_run_budget_grades_the_sum_of_the_requests(
     result.stdout.fnmatch_lines([f"*{expected}*"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_update_pins_the_sum_and_a_rise_of_the_sum_alone_fails(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]

@@ -205,6 +205,7 @@ def _toll(*args: str, cwd: Path) -> str:
     return output
 
 
+@pytest.mark.slow
 def test_every_toll_verb_prints_no_forged_line(hostile_project: Path) -> None:
     server = ["--", sys.executable, "server.py"]
     transcripts = ["--root", "transcripts", "--no-cache", "--workers", "1"]

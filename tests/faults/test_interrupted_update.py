@@ -59,6 +59,7 @@ def test_the_same_run_whole_does_update(project: pytest.Pytester) -> None:
     assert "test_agent.py::test_prompt: {pin: 6}" in (project.path / "toll.yaml").read_text()
 
 
+@pytest.mark.slow
 def test_an_interrupted_update_under_xdist_writes_nothing(project: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     before = (project.path / "toll.yaml").read_bytes()

@@ -34,6 +34,7 @@ for step in range(10_000):
 """.replace("COUNT", str(ENTRIES))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 def test_sigkill_during_updates_never_truncates_or_leaves_a_temporary(tmp_path: Path) -> None:
     path = tmp_path / "toll.yaml"
@@ -74,6 +75,7 @@ def test_b(toll):
 """
 
 
+@pytest.mark.slow
 def test_two_concurrent_updates_both_survive(tmp_path: Path) -> None:
     (tmp_path / "toll.yaml").write_text(
         "version: 1\n# pins\ntests:\n  test_project.py::test_a: {pin: 50}\n"

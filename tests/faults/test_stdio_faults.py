@@ -94,6 +94,7 @@ CASES: dict[str, tuple[str, float, str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hostile_stdio_server_ends_at_the_deadline(
     case: str, tmp_path: Path, stdio_pump: str

@@ -21,10 +21,12 @@ DEMO = ROOT / "examples" / "demo"
 
 
 def clean_env() -> dict[str, str]:
+    """Not an xdist worker, not on GitHub; ``PYTEST_ADDOPTS`` (tests/conftest.py) stays."""
     return {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("PYTEST_", "GITHUB_")) and key != "COV_CORE_SOURCE"
+        if key == "PYTEST_ADDOPTS"
+        or (not key.startswith(("PYTEST_", "GITHUB_")) and key != "COV_CORE_SOURCE")
     }
 
 

@@ -68,6 +68,7 @@ def test_at_least_ten_real_repositories_are_kept() -> None:
             assert all((copy / skill / "LICENSE.txt").is_file() for skill in row["skills"])
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("offline")
 @pytest.mark.parametrize("repo", WITH_SKILLS, ids=[row["repo"] for row in WITH_SKILLS])
 def test_init_then_gate_passes_and_a_grown_skill_fails(

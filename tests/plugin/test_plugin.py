@@ -429,6 +429,7 @@ def test_bad_settings_name_their_source(project: pytest.Pytester) -> None:
     ini_wins.stdout.fnmatch_lines(["*: 121 tok (o200k), ~*% of a 2,000 window"])
 
 
+@pytest.mark.slow
 def test_xdist_matches_serial(pytester: pytest.Pytester, tmp_path: Path) -> None:
     pytest.importorskip("xdist")
     outputs = []
@@ -461,6 +462,7 @@ def test_xdist_matches_serial(pytester: pytest.Pytester, tmp_path: Path) -> None
     assert outputs[0] == outputs[1]
 
 
+@pytest.mark.slow
 def test_a_bad_marker_under_xdist_fails_its_test(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(

@@ -26,7 +26,7 @@ TOOLS = (
 )
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)])
 def test_the_ini_setting_writes_one_page_with_the_regression_first(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:
@@ -59,7 +59,7 @@ transcripts:
 """
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)])
 def test_the_json_report_carries_the_tool_split_and_the_transcript_shapes(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:

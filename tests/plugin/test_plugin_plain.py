@@ -35,7 +35,10 @@ def test_plain():
 BROKEN_LEDGER = "version: 1\ntests: [test_plain.py::test_under: {pin: 1}\n"
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize(
+    "workers",
+    [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.slow)],
+)
 def test_plain_pytest_holds_a_tests_own_budget_and_leaves_the_ledger_alone(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:

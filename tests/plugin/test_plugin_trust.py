@@ -17,7 +17,10 @@ from tests.plugin.test_plugin import LEDGER, READ, TESTS, WRITE, summary
 
 pytest_plugins = ["pytester"]
 
-WORKERS = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
+WORKERS = [
+    pytest.param([], id="serial"),
+    pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.slow),
+]
 SERVERS = Path(__file__).parents[1] / "servers"
 
 

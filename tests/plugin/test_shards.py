@@ -116,7 +116,10 @@ def summary(lines: list[str]) -> list[str]:
     return [line for line in lines[start + 1 : end] if line]
 
 
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+@pytest.mark.parametrize(
+    "workers",
+    [pytest.param((), id="serial"), pytest.param(("-n", "2"), id="xdist", marks=pytest.mark.slow)],
+)
 @pytest.mark.parametrize("splitter", ["node ids", "pytest-split"])
 def test_merged_shards_equal_one_full_run(
     project: pytest.Pytester, splitter: str, workers: tuple[str, ...]
@@ -191,6 +194,7 @@ def test_a_missing_shard_cannot_be_judged(project: pytest.Pytester) -> None:
     assert "are both shard 1/3" in twice.stderr
 
 
+@pytest.mark.slow
 def test_shards_of_different_ledgers_are_an_error(project: pytest.Pytester) -> None:
     reports = run_shards(project, "node ids", ())
     ledger = project.path / "toll.yaml"

@@ -291,6 +291,7 @@ COMMON_INPUTS = {
 }
 
 
+@pytest.mark.slow
 def test_gate_on_a_pull_request_creates_the_comment_then_updates_it(
     tmp_path: Path, github: tuple[FakeGitHub, str]
 ) -> None:
@@ -330,6 +331,7 @@ def test_gate_on_a_pull_request_creates_the_comment_then_updates_it(
     assert TOKEN not in results[-1].stdout + results[-1].stderr
 
 
+@pytest.mark.slow
 def test_a_fork_skips_the_comment_with_a_notice_and_still_gates(
     tmp_path: Path, github: tuple[FakeGitHub, str]
 ) -> None:
@@ -357,6 +359,7 @@ def remote_file(remote: Path, ref: str, path: str) -> str:
     return git(remote, "show", f"{ref}:{path}")
 
 
+@pytest.mark.slow
 def test_ratchet_opens_the_pull_request_then_closes_it_after_a_revert(
     tmp_path: Path, github: tuple[FakeGitHub, str]
 ) -> None:
@@ -419,6 +422,7 @@ def test_ratchet_with_a_missing_ledger_is_an_error_not_silence(
     assert "ledgers/toll.yaml: no ledger there" in results[-1].stderr
 
 
+@pytest.mark.slow
 def test_badge_branch_holds_the_badge_and_is_pushed_only_when_it_changes(
     tmp_path: Path, github: tuple[FakeGitHub, str]
 ) -> None:

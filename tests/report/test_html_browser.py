@@ -13,6 +13,8 @@ from pytest_toll.gate.ledger import load_ledger
 from tests.cli import run_toll as toll
 from tests.report.headless_chromium import load, screenshot, svg_texts
 
+pytestmark = pytest.mark.slow
+
 DEMO = Path(__file__).parents[2] / "examples" / "demo"
 
 
