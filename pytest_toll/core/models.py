@@ -11,6 +11,7 @@ users override or add rows in toll.yaml's ``models:`` section, passed to ``load_
         prices: {input: 0.4, output: 1.6}
         tiers: [{above: 100000, prices: {input: 0.8}}]
         scale: 1.0                                     # a number, or {factor, measured, source}
+        cache_minimum: {tokens: 1024, source: https://...}  # the shortest prefix it caches
 
 Prices are USD per million tokens. A price that is not known is absent (``None``), never a
 guessed zero, so a cost computed from it is absent too; an explicit ``0`` is a real zero.
@@ -28,7 +29,15 @@ from typing import Any
 from pytest_toll.core.errors import UsageError
 
 CATALOGUE_PATH = Path(__file__).parents[1] / "data" / "models.yaml"
-PRICE_FIELDS = ("input", "output", "cache_read", "cache_write", "cache_write_5m", "cache_write_1h")
+PRICE_FIELDS = (
+    "input",
+    "output",
+    "cache_read",
+    "cache_write",
+    "cache_write_5m",
+    "cache_write_1h",
+    "cache_storage",
+)
 PER_MILLION = 1_000_000
 USER_SOURCE = "toll.yaml"
 _SNAPSHOT_DATE = re.compile(r"-20\d{6}$")
@@ -59,6 +68,8 @@ class Prices:
     cache_write: float | None = None
     cache_write_5m: float | None = None
     cache_write_1h: float | None = None
+    #: Explicit context caching's storage, USD per million tokens per hour (Gemini).
+    cache_storage: float | None = None
 
     def as_dict(self) -> dict[str, float]:
         return {name: value for name in PRICE_FIELDS if (value := getattr(self, name)) is not None}
@@ -76,6 +87,27 @@ class Tier:
 
 
 @dataclass(frozen=True)
+class CacheMinimum:
+    """The shortest prompt prefix the provider caches for a model, and the page that says so.
+
+    ``tokens`` is None when no page read gave it (``note`` says so); the cache estimate
+    then cannot apply it and says that too.
+    """
+
+    tokens: int | None
+    source: str | None = None
+    note: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"tokens": self.tokens}
+        if self.source is not None:
+            data["source"] = self.source
+        if self.note is not None:
+            data["note"] = self.note
+        return data
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     provider: str
@@ -87,6 +119,7 @@ class Model:
     read: str | None = None
     note: str | None = None
     aliases: tuple[str, ...] = ()
+    cache_minimum: CacheMinimum | None = None
     #: False for a name neither the package nor the ledger knows (``Catalogue.resolve``).
     catalogued: bool = True
 
@@ -128,6 +161,8 @@ class Model:
             data["read"] = self.read
         if self.note is not None:
             data["note"] = self.note
+        if self.cache_minimum is not None:
+            data["cache_minimum"] = self.cache_minimum.as_dict()
         if not self.catalogued:
             data["catalogued"] = False
         return data
@@ -304,7 +339,36 @@ def _strings(value: object, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _cache_minimum(
+    value: object, where: str, base: CacheMinimum | None, default_source: str
+) -> CacheMinimum:
+    """``{tokens, source, note}``: a number of tokens (or null: not known) and its page."""
+    data = _mapping(value, where)
+    unknown = sorted(set(map(str, data)) - {"tokens", "source", "note"})
+    if unknown:
+        raise UsageError(f"{where}.{unknown[0]}: unknown key (known: note, source, tokens)")
+    if "tokens" not in data and base is None:
+        raise UsageError(f"{where}: has no 'tokens' (a number, or null when not known)")
+    tokens = base.tokens if base is not None else None
+    if "tokens" in data:
+        raw = data["tokens"]
+        tokens = None if raw is None else int(_number(raw, f"{where}.tokens", integer=True))
+    texts: dict[str, str | None] = {}
+    for key in ("source", "note"):
+        text = data.get(key)
+        if text is not None and not isinstance(text, str):
+            raise UsageError(f"{where}.{key}: must be a string")
+        texts[key] = text
+    # A figure changed without naming its page is the user's file's figure.
+    source = texts["source"] or (
+        base.source if base is not None and "tokens" not in data else default_source
+    )
+    note = texts["note"] if "note" in data else (base.note if base is not None else None)
+    return CacheMinimum(tokens, source, note)
+
+
 _MODEL_KEYS = {
+    "cache_minimum",
     "provider",
     "window",
     "prices",
@@ -358,6 +422,10 @@ def _model(
         changes["sources"] = (*model.sources, default_source)
     if "aliases" in data:
         changes["aliases"] = _strings(data["aliases"], f"{where}.aliases")
+    if "cache_minimum" in data:
+        changes["cache_minimum"] = _cache_minimum(
+            data["cache_minimum"], f"{where}.cache_minimum", model.cache_minimum, default_source
+        )
     for key in ("read", "note"):
         if key in data:
             text = data[key]

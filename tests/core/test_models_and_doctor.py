@@ -43,7 +43,7 @@ def test_toll_models_says_which_layer_answered(tmp_path: Path) -> None:
         "measured": False,
         "source": "no ratio has been measured for this model; the o200k count is shown unscaled",
     }
-    assert row["layer"] == "package" and row["read"] == "2026-11-30" and one["ledger"] is None
+    assert row["layer"] == "package" and row["read"] == "2026-12-02" and one["ledger"] is None
     (tmp_path / "toll.yaml").write_text(
         "version: 1\nmodels:\n  claude-sonnet-5: {prices: {input: 2.5}}\n"
         "  house-model: {provider: openai, window: 64000}\n",
