@@ -9,23 +9,27 @@ content (breakpoint markers left out), never as text.
 
 :func:`run_cost` replays a run's requests in order, as the provider's cache would see them:
 
+- a breakpoint whose prefix is shorter than the model's **minimum cacheable length** (the
+  catalogue's ``cache_minimum``, compared with the scaled count the provider bills) is not
+  cached: it is neither written nor read, and the estimate says which and why;
 - a request **reads** the longest prefix an earlier request of the same model wrote, found
   at one of its breakpoints or at the block boundaries up to ``LOOKBACK_BLOCKS`` before each
   (as the provider looks back), so a conversation that moves its breakpoint to the newest
   message each turn reads what the turn before wrote;
-- it **writes** its longest prefix when that was not cached yet: the tokens of it beyond
-  what was read, at the cache-write price (``cache_write_1h`` for ``ttl: "1h"``, else
-  ``cache_write_5m``, else ``cache_write``); every breakpoint's prefix is then cached;
+- it **writes** its longest cacheable prefix when that was not cached yet: the tokens of it
+  beyond what was read, at the write price of that breakpoint's duration
+  (``cache_write_1h`` for ``ttl: "1h"``, ``cache_write_5m`` for the default 5 minutes, else
+  the model's one ``cache_write`` price), and the estimate names the durations it priced;
 - the rest of the request is uncached input.
 
 Token figures of the estimate (``read_tokens``, ``write_tokens``) are scaled o200k, what USD
 is priced on.
 
 It is an estimate of what caching would save, never a measurement: it assumes every write
-is still cached when read (no TTL expiry), leaves out the provider's minimum cacheable
-length and its lookback limit, and prices scaled o200k counts. USD is per the catalogue's
-prices at the request's tier; a model without cache prices makes the run's estimate absent,
-with the reason.
+is still cached when read (no TTL expiry), leaves out the provider's lookback limit, and
+prices scaled o200k counts. USD is per the catalogue's prices at the request's tier; a model
+without the cache prices it needs makes the run's estimate absent, with the reason. A model
+whose minimum no page gave is estimated without one, and the estimate says so.
 """
 
 from __future__ import annotations
@@ -41,9 +45,13 @@ from pytest_toll.core.models import PER_MILLION, Catalogue, Model
 
 CACHE_ESTIMATE_LABEL = (
     "estimate of what prompt caching would save: every write assumed still cached when read, "
-    "no minimum cacheable length, scaled o200k counts at the catalogue's prices; "
-    "not a measurement"
+    "a prefix below the model's minimum cacheable length not cached, scaled o200k counts at "
+    "the catalogue's prices; not a measurement"
 )
+#: The write durations a breakpoint's ``ttl`` names, as the estimate reports them.
+WRITE_DURATIONS = {"5m": "5 minutes", "1h": "1 hour"}
+#: What the estimate says of a write priced at a model's one ``cache_write`` price.
+ONE_WRITE_PRICE = "the model's one cache-write price"
 
 
 #: How many block boundaries before a breakpoint the provider looks back for a cached
@@ -76,14 +84,14 @@ NO_MARKS = CacheMarks()
 
 
 def _marked(block: object) -> str | None:
-    """The TTL of a block's ``cache_control`` breakpoint (``5m`` by default); None: unmarked."""
+    """The TTL of a block's ``cache_control`` breakpoint (``5m`` or ``1h``); None: unmarked."""
     if not isinstance(block, Mapping):
         return None
     control = block.get("cache_control")
     if not isinstance(control, Mapping):
         return None
-    ttl = control.get("ttl")
-    return ttl if isinstance(ttl, str) else "5m"
+    # The provider takes two durations: "1h", or the default 5 minutes.
+    return "1h" if control.get("ttl") == "1h" else "5m"
 
 
 def _without_markers(value: Any) -> Any:
@@ -176,11 +184,32 @@ class CachedRequest:
     marks: CacheMarks
 
 
-def _write_price(model: Model, billed: int, ttl: str) -> float | None:
+def _write_price(model: Model, billed: int, ttl: str) -> tuple[str, float | None]:
+    """The price a write of this duration is billed at, and its field: the duration's own
+    price (never the other duration's), else the model's one ``cache_write`` price."""
     prices = model.prices_for(billed)
-    if ttl == "1h" and prices.cache_write_1h is not None:
-        return prices.cache_write_1h
-    return prices.cache_write_5m if prices.cache_write_5m is not None else prices.cache_write
+    field = "cache_write_1h" if ttl == "1h" else "cache_write_5m"
+    if getattr(prices, field) is None and prices.cache_write is not None:
+        return "cache_write", prices.cache_write
+    return field, getattr(prices, field)
+
+
+def _cacheable(model: Model, points: Sequence[Breakpoint]) -> tuple[Breakpoint, ...]:
+    """The breakpoints whose prefix reaches the model's minimum cacheable length."""
+    minimum = model.cache_minimum
+    if minimum is None or minimum.tokens is None:
+        return tuple(points)
+    return tuple(point for point in points if point.billed >= minimum.tokens)
+
+
+def _below_text(model: Model, short: int) -> str:
+    minimum = model.cache_minimum
+    assert minimum is not None and minimum.tokens is not None
+    plural = "breakpoint's prefix is" if short == 1 else "breakpoints' prefixes are"
+    return (
+        f"{model.name}: {short} {plural} below its minimum cacheable length of "
+        f"{minimum.tokens:,} tokens ({minimum.source}), so not cached: priced as uncached input"
+    )
 
 
 def run_cost(requests: Sequence[CachedRequest]) -> dict[str, Any] | None:
@@ -193,10 +222,22 @@ def run_cost(requests: Sequence[CachedRequest]) -> dict[str, Any] | None:
     read_tokens = write_tokens = 0
     cached_usd = uncached_usd = 0.0
     missing: list[str] = []
+    short: dict[str, int] = {}
+    unknown_minimum: set[str] = set()
+    durations: set[str] = set()
+    by_name: dict[str, Model] = {}
     for request in requests:
         model = request.model
+        by_name[model.name] = model
         prices = model.prices_for(request.billed)
-        points = request.marks.breakpoints
+        points = _cacheable(model, request.marks.breakpoints)
+        dropped = len(request.marks.breakpoints) - len(points)
+        if dropped:
+            short[model.name] = short.get(model.name, 0) + dropped
+        if request.marks.breakpoints and (
+            model.cache_minimum is None or model.cache_minimum.tokens is None
+        ):
+            unknown_minimum.add(model.name)
         read = write = 0
         ttl = "5m"
         if points:
@@ -208,12 +249,13 @@ def run_cost(requests: Sequence[CachedRequest]) -> dict[str, Any] | None:
             written.update((point.digest, point.billed) for point in points)
         read_tokens += read
         write_tokens += write
-        write_price = _write_price(model, request.billed, ttl)
+        field, write_price = _write_price(model, request.billed, ttl)
         needed = {"input": prices.input}
         if read:
             needed["cache_read"] = prices.cache_read
         if write:
-            needed["cache_write"] = write_price
+            needed[field] = write_price
+            durations.add(ONE_WRITE_PRICE if field == "cache_write" else WRITE_DURATIONS[ttl])
         lacking = [name for name, price in needed.items() if price is None]
         if lacking:
             missing.append(f"{model.name} has no {'/'.join(lacking)} price in the catalogue")
@@ -229,7 +271,14 @@ def run_cost(requests: Sequence[CachedRequest]) -> dict[str, Any] | None:
         "label": CACHE_ESTIMATE_LABEL,
         "read_tokens": read_tokens,
         "write_tokens": write_tokens,
+        "write_duration": ", ".join(sorted(durations)) or "none written",
     }
+    if short:
+        estimate["below_minimum"] = [
+            _below_text(by_name[name], count) for name, count in sorted(short.items())
+        ]
+    if unknown_minimum:
+        estimate["minimum_unknown"] = sorted(unknown_minimum)
     if missing:
         estimate["reason"] = "; ".join(sorted(set(missing)))
     else:

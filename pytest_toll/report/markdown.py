@@ -118,12 +118,23 @@ def capture_line(capture: Mapping[str, Any]) -> str:
 
 
 def cache_text(cache: Mapping[str, Any]) -> str:
-    """The run's caching estimate in a few words, labelled an estimate."""
+    """The run's caching estimate in a few words, labelled an estimate: the write duration
+    it priced, and why a prefix was not cached (below the model's minimum) when one was not."""
+    notes = [str(text) for text in cache.get("below_minimum", ())]
+    unknown = cache.get("minimum_unknown")
+    if unknown:
+        notes.append(
+            f"no minimum cacheable length known for {', '.join(map(str, unknown))}: "
+            "estimated without one"
+        )
+    tail = f" ({'; '.join(notes)})" if notes else ""
     if "cached_usd" not in cache:
-        return f"caching estimate: no USD ({cache.get('reason', '')})"
+        return f"caching estimate: no USD ({cache.get('reason', '')}){tail}"
+    duration = cache.get("write_duration")
+    writes = f", writes at the {duration} price" if duration and duration != "none written" else ""
     return (
         f"estimated with prompt caching ${cache['cached_usd']:,.6f} vs "
-        f"${cache['uncached_usd']:,.6f} uncached (an estimate, not a measurement)"
+        f"${cache['uncached_usd']:,.6f} uncached{writes} (an estimate, not a measurement){tail}"
     )
 
 

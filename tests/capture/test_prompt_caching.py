@@ -24,8 +24,9 @@ from pytest_toll.report.markdown import capture_line
 from tests.capture.llm_server import Server, serving
 
 EPHEMERAL = {"type": "ephemeral"}
+#: A system prompt well above claude-sonnet-5's minimum cacheable length (1,024 tokens).
 SYSTEM = [
-    {"type": "text", "text": "You are the notes assistant. " * 40, "cache_control": EPHEMERAL}
+    {"type": "text", "text": "You are the notes assistant. " * 300, "cache_control": EPHEMERAL}
 ]
 TOOLS = [
     {
@@ -103,6 +104,10 @@ def test_a_loop_reads_what_the_turn_before_wrote(server: Server) -> None:
     assert estimate["cached_usd"] == pytest.approx(expected, abs=1e-9)
     assert estimate["uncached_usd"] == pytest.approx(sum(billed) * 2 / 1_000_000, abs=1e-9)
     assert estimate["saved_usd"] > 0 and estimate["label"] == CACHE_ESTIMATE_LABEL
+    assert estimate["write_duration"] == "5 minutes"
+    # The tools breakpoint alone is far below the minimum: never cached, and said so.
+    (short,) = estimate["below_minimum"]
+    assert short.startswith("claude-sonnet-5: 3 breakpoints' prefixes are below its minimum")
     line = capture_line(report.as_dict())
     assert "(an estimate, not a measurement)" in line and "estimated with prompt caching" in line
 
@@ -128,7 +133,7 @@ def test_a_model_without_cache_prices_has_no_usd_and_says_why() -> None:
     )
     estimate = _report(body, body).as_dict()["cache"]
     assert "cached_usd" not in estimate
-    assert "claude-fable-5-2 has no cache_write price" in estimate["reason"]
+    assert "claude-fable-5-2 has no cache_write_5m price" in estimate["reason"]
 
 
 def test_a_one_hour_breakpoint_is_written_at_the_one_hour_price() -> None:
@@ -141,6 +146,7 @@ def test_a_one_hour_breakpoint_is_written_at_the_one_hour_price() -> None:
     prices = load_models().get("claude-sonnet-5").prices
     assert prices.cache_write_1h is not None and prices.cache_write_5m is not None
     assert five["write_tokens"] == one["write_tokens"] > 0
+    assert (five["write_duration"], one["write_duration"]) == ("5 minutes", "1 hour")
     extra = one["write_tokens"] * (prices.cache_write_1h - prices.cache_write_5m) / 1_000_000
     assert one["cached_usd"] - five["cached_usd"] == pytest.approx(extra, abs=1e-9)
 
