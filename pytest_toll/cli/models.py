@@ -1,7 +1,8 @@
 """``toll models [NAME] [--json]``: the model catalogue, as every verb with ``--model`` sees it.
 
-Each row: window, prices per million tokens, prompt-size tiers, the tokenizer scale and its
-provenance, the pages it was read from and when, and which layer answered — the package's
+Each row: window, prices per million tokens, prompt-size tiers, the minimum cacheable length
+(with its page and the layer that gave it), the tokenizer scale and its provenance, the pages
+it was read from and when, and which layer answered — the package's
 catalogue or the ledger's ``models:`` (``--ledger``, default ./toll.yaml when present).
 """
 
@@ -33,7 +34,10 @@ def _layer(catalogue: Catalogue, model: Model) -> str:
 
 
 def _row(catalogue: Catalogue, model: Model) -> dict[str, Any]:
-    return {**model.as_dict(), "layer": _layer(catalogue, model)}
+    row = {**model.as_dict(), "layer": _layer(catalogue, model)}
+    if model.cache_minimum is not None:
+        row["cache_minimum"]["layer"] = catalogue.minimum_layer(model)
+    return row
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return EXIT_OK
     if args.name:
-        print(render_model(models[0], _layer(catalogue, models[0])))
+        model = models[0]
+        minimum_layer = catalogue.minimum_layer(model) if model.catalogued else None
+        print(render_model(model, _layer(catalogue, model), minimum_layer))
     else:
         print(render_table(catalogue, models))
     if ledger is not None:
@@ -78,7 +84,17 @@ def _scale(model: Model) -> str:
 
 def render_table(catalogue: Catalogue, models: list[Model]) -> str:
     """One line per model: window, input/output USD per MTok, tiers, scale, layer."""
-    header = ["model", "provider", "window", "in $/MTok", "out $/MTok", "tiers", "scale", "layer"]
+    header = [
+        "model",
+        "provider",
+        "window",
+        "in $/MTok",
+        "out $/MTok",
+        "tiers",
+        "cache min",
+        "scale",
+        "layer",
+    ]
     rows = [header]
     for model in models:
         rows.append(
@@ -89,6 +105,7 @@ def render_table(catalogue: Catalogue, models: list[Model]) -> str:
                 _money(model.prices.input),
                 _money(model.prices.output),
                 ", ".join(f"from {tier.min_tokens:,}" for tier in model.tiers) or "—",
+                _minimum_cell(catalogue, model),
                 _scale(model),
                 _layer(catalogue, model),
             ]
@@ -100,12 +117,33 @@ def render_table(catalogue: Catalogue, models: list[Model]) -> str:
     lines.append("")
     lines.append(
         "prices: USD per million tokens, uncached input; a tier re-prices the whole request "
-        "once its prompt reaches the number shown; `toll models NAME` shows sources and notes"
+        "once its prompt reaches the number shown; cache min: the shortest prefix the provider "
+        "caches, in its tokens (? not known, * from the ledger); `toll models NAME` shows "
+        "sources and notes"
     )
     return "\n".join(lines)
 
 
-def render_model(model: Model, layer: str) -> str:
+def _minimum_cell(catalogue: Catalogue, model: Model) -> str:
+    minimum = model.cache_minimum
+    if minimum is None:
+        return "—"
+    text = "?" if minimum.tokens is None else f"{minimum.tokens:,}"
+    return text + ("*" if catalogue.minimum_layer(model) == "ledger" else "")
+
+
+def _minimum_line(model: Model, layer: str) -> str:
+    """The minimum cacheable length, the page that gives it and the layer that answered."""
+    minimum = model.cache_minimum
+    if minimum is None:
+        return "  cache minimum: not recorded"
+    figure = "unknown" if minimum.tokens is None else f"{minimum.tokens:,} tokens"
+    where = f" — {minimum.source}" if minimum.source else ""
+    line = f"  cache minimum: {figure} (answered by: {layer}){where}"
+    return line + (f"\n    {minimum.note}" if minimum.note else "")
+
+
+def render_model(model: Model, layer: str, minimum_layer: str | None = None) -> str:
     """Everything the catalogue knows about one model, and where it came from."""
     lines = [f"{model.name} ({model.provider}) — answered by: {layer}"]
     if model.aliases:
@@ -117,6 +155,8 @@ def render_model(model: Model, layer: str) -> str:
             f"  tier:    prompts of {tier.min_tokens:,} tokens or more, the whole request: "
             f"{_prices(tier.prices)}"
         )
+    if model.cache_minimum is not None or model.catalogued:
+        lines.append(_minimum_line(model, minimum_layer or layer))
     lines.append(f"  scale:   {_scale(model)} — {model.scale.source}")
     if model.sources:
         lines.append("  sources:")

@@ -226,10 +226,17 @@ class Catalogue:
     from_ledger: frozenset[str] = frozenset()
     #: Where the ledger layer came from (``toll.yaml:12``), when there is one.
     ledger_source: str | None = None
+    #: The rows whose ``cache_minimum`` the ledger set or changed.
+    minimum_from_ledger: frozenset[str] = frozenset()
 
     def layer_of(self, model: Model) -> str:
         """Which layer answered for a row: the package's catalogue or the ledger."""
         return LEDGER_LAYER if model.name in self.from_ledger else PACKAGE_LAYER
+
+    def minimum_layer(self, model: Model) -> str:
+        """Which layer answered for a row's minimum cacheable length (a ledger row that
+        changes only prices keeps the package's minimum)."""
+        return LEDGER_LAYER if model.name in self.minimum_from_ledger else PACKAGE_LAYER
 
     def resolve(self, name: str) -> Model:
         """The row for ``name``, or an uncatalogued model measured with o200k, unscaled."""
@@ -480,6 +487,7 @@ def load_models(overrides: Mapping[str, Any] | None = None, source: str = USER_S
         return shipped
     models = dict(shipped.models)
     touched: set[str] = set()
+    minimums: set[str] = set()
     for model_name, value in _mapping(overrides, f"{source}: models").items():
         where = f"{source}: models.{model_name}"
         base = shipped.find(str(model_name))
@@ -487,7 +495,9 @@ def load_models(overrides: Mapping[str, Any] | None = None, source: str = USER_S
         name = base.name if base is not None else str(model_name)
         models[name] = _model(name, value, where, shipped.scales, base, source)
         touched.add(name)
-    return Catalogue(models, shipped.scales, frozenset(touched), source)
+        if "cache_minimum" in value:
+            minimums.add(name)
+    return Catalogue(models, shipped.scales, frozenset(touched), source, frozenset(minimums))
 
 
 def get_model(name: str, overrides: Mapping[str, Any] | None = None) -> Model:

@@ -4,18 +4,26 @@ cacheable length with its source; and toll.yaml overrides of those fields."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.models import (
+    _MODEL_KEYS,
+    PRICE_FIELDS,
     CacheMinimum,
     Model,
     get_model,
     load_models,
     shipped_catalogue,
 )
+from pytest_toll.gate.ledger import SCHEMA_PATH as LEDGER_SCHEMA
+from pytest_toll.gate.ledger import ledger_from_text
+from pytest_toll.gate.settings import ledger_catalogue
 
 
 def test_a_ledger_row_sets_the_minimum_and_it_is_named_as_the_ledgers() -> None:
@@ -200,3 +208,48 @@ def test_every_row_records_its_minimum_cacheable_length_with_a_source() -> None:
         get_model("claude-haiku-4-5").cache_minimum.note,  # type: ignore[union-attr]
     )
     assert get_model("gpt-6.2-sol").cache_minimum.tokens == 1024  # type: ignore[union-attr]
+
+
+# --- the ledger schema --------------------------------------------------------------------
+
+
+def _schema() -> dict[str, Any]:
+    return json.loads(LEDGER_SCHEMA.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def test_the_ledger_schema_names_every_model_key_and_price() -> None:
+    defs = _schema()["$defs"]
+    assert set(defs["model_row"]["properties"]) == _MODEL_KEYS
+    assert tuple(defs["model_prices"]["propertyNames"]["enum"]) == PRICE_FIELDS
+    assert set(defs["model_row"]["properties"]["cache_minimum"]["properties"]) == {
+        "tokens",
+        "source",
+        "note",
+    }
+
+
+def test_a_ledger_with_the_new_fields_loads_and_its_catalogue_has_them() -> None:
+    text = (
+        "version: 1\nmodels:\n"
+        "  claude-sonnet-5:\n    cache_minimum: {tokens: 2048, source: https://example.org/p}\n"
+        "  house:\n    provider: google\n    prices: {input: 1, cache_storage: 4.5}\n"
+        "    cache_minimum: {tokens: null, note: not published}\n"
+    )
+    catalogue = ledger_catalogue(ledger_from_text(text, Path("toll.yaml")))
+    assert catalogue.get("claude-sonnet-5").cache_minimum == CacheMinimum(
+        2048,
+        "https://example.org/p",
+        catalogue.get("claude-sonnet-5").cache_minimum.note,  # type: ignore[union-attr]
+    )
+    assert catalogue.minimum_layer(catalogue.get("claude-sonnet-5")) == "ledger"
+    assert catalogue.minimum_layer(catalogue.get("claude-opus-5")) == "package"
+    house = catalogue.get("house")
+    assert house.prices.cache_storage == 4.5 and house.cache_minimum == CacheMinimum(
+        None, "toll.yaml:2", "not published"
+    )
+
+
+def test_the_ledger_schema_refuses_a_minimum_it_does_not_know() -> None:
+    text = "version: 1\nmodels:\n  claude-sonnet-5:\n    cache_minimum: {tokens: 1024, ttl: 5m}\n"
+    with pytest.raises(UsageError, match=r"toll.yaml:4: models.claude-sonnet-5.cache_minimum"):
+        ledger_from_text(text, Path("toll.yaml"))
