@@ -154,6 +154,23 @@ def test_the_rows_the_issue_names_carry_their_cache_prices() -> None:
         )
 
 
+def test_gemini_2_5_pro_carries_its_cache_read_and_storage_prices_at_both_tiers() -> None:
+    gemini = get_model("gemini-2.5-pro")
+    low, high = gemini.prices_for(200_000), gemini.prices_for(200_001)
+    assert (low.cache_read, low.cache_storage) == (0.125, 4.50)
+    assert (high.cache_read, high.cache_storage) == (0.25, 4.50)
+
+
+def test_openai_cache_writes_are_one_and_a_quarter_the_input_price() -> None:
+    # The prompt caching guide: "for GPT-5.6 models and later model families, cache writes
+    # cost 1.25x the uncached input token rate".
+    for row in _rows():
+        if row.provider == "openai":
+            prices = row.prices
+            assert prices.input is not None and prices.cache_write is not None
+            assert prices.cache_write == pytest.approx(1.25 * prices.input), row.name
+
+
 def test_every_row_cites_its_providers_pricing_page_or_says_it_was_not_read() -> None:
     for row in _rows():
         if row.prices.input is not None and PRICING_PAGES[row.provider] not in row.sources:

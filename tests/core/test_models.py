@@ -161,10 +161,10 @@ def test_unknown_model_is_a_usage_error_listing_known_names() -> None:
 
 
 def test_as_dict_leaves_unknown_prices_out() -> None:
-    data = get_model("gemini-2.5-pro").as_dict()
-    assert data["prices"] == {"input": 1.25, "output": 10}
+    data = get_model("grok-4.6").as_dict()
+    assert data["prices"] == {"input": 2, "output": 6}
     assert data["scale"]["factor"] == 1.0
-    assert "window" in data and data["window"] == 1_048_576
+    assert "window" in data and data["window"] == 500_000
 
 
 SCALARS = (
