@@ -9,6 +9,7 @@ import pytest
 from pytest_toll.calls.diffing import diff, diff_call_reports
 from pytest_toll.calls.measuring import measure
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.models import load_models
 from tests.calls.calls_data import MESSAGES, SYSTEM, TOOLS
 
 
@@ -28,11 +29,12 @@ def test_diff_is_signed_and_prices_only_when_both_sides_are_priced() -> None:
     # From JSON reports too (what `toll diff` reads).
     again = diff(json.loads(json.dumps(before.as_dict())), json.loads(json.dumps(after.as_dict())))
     assert again.as_dict() == result.as_dict()
-    unpriced = measure("claude-sonnet-4-6", SYSTEM, MESSAGES, TOOLS[:1])
+    bare = load_models({"bare": {"provider": "anthropic", "scale": "claude-4.5"}})
+    unpriced = measure("bare", SYSTEM, MESSAGES, TOOLS[:1], catalogue=bare)
     mixed = diff(before, unpriced)
     assert mixed.total.cost_usd is None
     assert "cost_usd" not in mixed.as_dict()["total"]
-    assert mixed.notes == ("different models: gpt-6.2-sol before, claude-sonnet-4-6 after",)
+    assert mixed.notes == ("different models: gpt-6.2-sol before, bare after",)
     compacted = diff(
         before, measure("gpt-6.2-sol", SYSTEM, MESSAGES, TOOLS, tool_schemas="compact")
     )

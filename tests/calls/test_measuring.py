@@ -116,7 +116,8 @@ def test_chars_per_token_tuning_is_an_estimate_and_printed() -> None:
 
 
 def test_unknown_price_leaves_cost_absent_and_zero_is_zero() -> None:
-    unpriced = measure("claude-sonnet-4-6", messages=[{"role": "user", "content": "hi"}])
+    bare = load_models({"bare": {"provider": "anthropic", "scale": "claude-4.5"}})
+    unpriced = measure("bare", messages=[{"role": "user", "content": "hi"}], catalogue=bare)
     assert unpriced.total.cost_usd is None
     assert "cost_usd" not in unpriced.as_dict()["total"]
     assert all("cost_usd" not in part for part in unpriced.as_dict()["parts"].values())
