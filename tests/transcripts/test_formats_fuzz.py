@@ -36,7 +36,8 @@ KEYS = st.sampled_from(
      "$set", "messages", "tool_calls", "source", "step_index", "truncated_fields", "usage",
      "info", "state", "callID", "tool", "action", "observation", "cause", "history",
      "tool_call_metadata", "model_response", "ts", "say", "ask", "text", "toolCallResult",
-     "callId", "usageMetadata", "name", "input", "tool_use_id", "projectID", "directory"]
+     "callId", "usageMetadata", "name", "input", "tool_use_id", "projectID", "directory",
+     "context"]
 )  # fmt: skip
 SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 10**6), st.text(max_size=12),

@@ -315,6 +315,21 @@ class OrderPairing:
         self.pending.setdefault(session, deque()).append((call_id, tool))
         return CallRecord(session, call_id, tool, arguments)
 
+    def expect(self, session: str, call_id: str, tool: str) -> None:
+        """A call that names its own id, waiting too: a format may answer it by that id or,
+        as some agents write their results, by the tool's name and order."""
+        self.pending.setdefault(session, deque()).append((call_id, tool))
+
+    def settle(self, session: str, call_id: str) -> bool:
+        """Whether a result naming ``call_id`` answers a call still waiting (it stops waiting)."""
+        queue = self.pending.get(session)
+        if queue:
+            for index, (waiting_id, _) in enumerate(queue):
+                if waiting_id == call_id:
+                    del queue[index]
+                    return True
+        return False
+
     def waiting(self, session: str) -> bool:
         return bool(self.pending.get(session))
 
