@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from pytest_toll.core.tokens import count
-from pytest_toll.transcripts.formats import detect
+from pytest_toll.transcripts.formats import detect, read_records
+from pytest_toll.transcripts.records import ResultRecord
 from pytest_toll.transcripts.summary import summarize_file
-from tests.transcripts.agents_data import AGENTS, GEMINI
+from tests.transcripts.agents_data import AGENTS, CLINE_NATIVE, CLINE_TASKS, GEMINI
 
 GEMINI_REPORT = (
     AGENTS
@@ -21,6 +21,7 @@ GEMINI_REPORT = (
     / "gemini-client-error-Turn.run-sendMessageStream-2026-11-22T10-00-00-000Z.json"
 )
 GEMINI_CHECKPOINT_IDS = GEMINI / "77aa01" / "checkpoint-ids.json"
+CLINE_NATIVE_TEXT = CLINE_TASKS / "1764000000000" / "api_conversation_history.json"
 
 
 def tally(path: Path) -> tuple[int, int, int]:
@@ -68,5 +69,26 @@ def test_a_newer_checkpoint_pairs_by_id_in_any_order() -> None:
     assert summary.paired_by_order == []
 
 
-def of_outcomes(path: Path) -> list[Any]:
-    return [row[:3] for row in summarize_file(path).call_log]
+def test_cline_native_calls_answered_in_text_pair_by_tool_and_order() -> None:
+    # Before: every native call unpaired (the text results were matched only to XML calls).
+    summary = summarize_file(CLINE_NATIVE_TEXT)
+    assert [row[:3] for row in summary.call_log] == [
+        ["toolu_nt1", "read_file", "ok"],
+        ["toolu_nt2", "$ npm test", "ok"],
+        ["toolu_nt3", "replace_in_file", "error"],  # the failure Cline wrote in the text
+        ["toolu_nt4", "attempt_completion", "unpaired"],  # the task ended on it
+    ]
+    page = "export default function Page() {\n  return null\n}\n"
+    results = {
+        r.call_id: r.text for r in read_records(CLINE_NATIVE_TEXT) if type(r) is ResultRecord
+    }
+    assert results["toolu_nt1"] == page  # the path's brackets did not end the head
+    assert "environment_details" not in results["toolu_nt2"]
+    assert tally(CLINE_NATIVE_TEXT) == (4, 3, count(page) + count(results["toolu_nt2"]))
+    assert summary.paired_by_order == ["1764000000000"]
+
+
+def test_cline_tool_results_by_id_still_pair_by_id_and_are_not_answered_twice() -> None:
+    summary = summarize_file(CLINE_NATIVE)
+    assert [row[2] for row in summary.call_log] == ["ok", "error"]
+    assert summary.paired_by_order == [] and summary.orphan_results == 0
