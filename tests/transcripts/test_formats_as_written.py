@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts.formats import detect, read_records
-from pytest_toll.transcripts.records import ResultRecord
+from pytest_toll.transcripts.formats.opencode import session_files
+from pytest_toll.transcripts.records import CallRecord, ResultRecord, UsageRecord
 from pytest_toll.transcripts.summary import summarize_file
 from tests.transcripts.agents_data import AGENTS, CLINE_NATIVE, CLINE_TASKS, GEMINI
 
@@ -21,6 +24,7 @@ GEMINI_REPORT = (
     / "gemini-client-error-Turn.run-sendMessageStream-2026-11-22T10-00-00-000Z.json"
 )
 GEMINI_CHECKPOINT_IDS = GEMINI / "77aa01" / "checkpoint-ids.json"
+OPENCODE_OLD_EXPORT = AGENTS / "opencode" / "export" / "ses_8.json"
 CLINE_NATIVE_TEXT = CLINE_TASKS / "1764000000000" / "api_conversation_history.json"
 
 
@@ -92,3 +96,60 @@ def test_cline_tool_results_by_id_still_pair_by_id_and_are_not_answered_twice() 
     summary = summarize_file(CLINE_NATIVE)
     assert [row[2] for row in summary.call_log] == ["ok", "error"]
     assert summary.paired_by_order == [] and summary.orphan_results == 0
+
+
+def test_an_opencode_export_is_known_by_its_structure_not_its_sessions_fields() -> None:
+    # An older OpenCode's export: no projectID or directory in its session info. Before, no
+    # format claimed it and it was read as Claude Code's (0 calls).
+    assert detect(OPENCODE_OLD_EXPORT).name == "opencode"
+    assert [row[:3] for row in summarize_file(OPENCODE_OLD_EXPORT).call_log] == [
+        ["toolu_old1", "$ pytest", "ok"],
+        ["toolu_old2", "read", "error"],
+    ]
+    assert tally(OPENCODE_OLD_EXPORT) == (2, 2, count("3 passed"))
+    (turn,) = [r for r in read_records(OPENCODE_OLD_EXPORT) if type(r) is UsageRecord]
+    assert (turn.input, turn.cache_read, turn.cache_creation, turn.output) == (40, 1200, 300, 25)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"info": {"id": "x1", "title": "t"}, "messages": [{"info": {}, "parts": []}]},
+        {"info": {"id": "x1", "role": "user"}, "messages": []},
+        {"info": {"id": "x1"}, "messages": []},  # no session id, nothing to know it by
+        {"info": "ses_1", "messages": []},
+    ],
+)
+def test_what_only_looks_like_an_export_is_not_claimed(value: object, tmp_path: Path) -> None:
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(value, indent=2))
+    assert detect(path).name != "opencode"
+
+
+def test_a_storage_tree_id_never_reaches_outside_the_tree(tmp_path: Path) -> None:
+    storage = tmp_path / "storage"
+    (storage / "message" / "ses_1").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    # A message and its part where a hostile session id points, outside the storage tree.
+    (outside / "msg_1.json").write_text(json.dumps({"id": "msg_1", "role": "assistant"}))
+    (storage / "part" / "msg_1").mkdir(parents=True)
+    (storage / "part" / "msg_1" / "prt_1.json").write_text(
+        json.dumps(
+            {"type": "tool", "callID": "c1", "tool": "bash", "state": {"status": "completed"}}
+        )
+    )
+    session = storage / "session" / "prj_1" / "evil.json"
+    session.parent.mkdir(parents=True)
+    session.write_text(json.dumps({"id": "ses_1/../../../outside", "projectID": "prj_1"}))
+    assert detect(session).name == "opencode"
+    assert [r for r in read_records(session) if type(r) is CallRecord] == []
+    assert session_files(session) == [session]
+    # A message id that climbs out of the part folder is not followed either.
+    (storage / "message" / "ses_2").mkdir(parents=True)
+    (storage / "message" / "ses_2" / "msg_2.json").write_text(
+        json.dumps({"id": "../part/msg_1", "role": "assistant"})
+    )
+    good = storage / "session" / "prj_1" / "ses_2.json"
+    good.write_text(json.dumps({"id": "ses_2", "projectID": "prj_1"}))
+    assert [r for r in read_records(good) if type(r) is CallRecord] == []
