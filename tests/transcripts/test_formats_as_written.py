@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from pytest_toll.core.tokens import count
-from pytest_toll.transcripts.formats import detect, read_records
+from pytest_toll.transcripts.formats import Detection, copilot, detect, read_records
+from pytest_toll.transcripts.formats.base import Home
 from pytest_toll.transcripts.formats.opencode import session_files
-from pytest_toll.transcripts.records import CallRecord, ResultRecord, UsageRecord
+from pytest_toll.transcripts.records import CallRecord, ResultRecord, TextRecord, UsageRecord
 from pytest_toll.transcripts.summary import summarize_file
-from tests.transcripts.agents_data import AGENTS, CLINE_NATIVE, CLINE_TASKS, GEMINI
+from tests.transcripts.agents_data import AGENTS, CLINE_NATIVE, CLINE_TASKS, COPILOT, GEMINI
 
 GEMINI_REPORT = (
     AGENTS
@@ -25,6 +26,12 @@ GEMINI_REPORT = (
 )
 GEMINI_CHECKPOINT_IDS = GEMINI / "77aa01" / "checkpoint-ids.json"
 OPENCODE_OLD_EXPORT = AGENTS / "opencode" / "export" / "ses_8.json"
+COPILOT_HISTORY = (
+    AGENTS
+    / "copilot"
+    / "history-session-state"
+    / "session_3f2a9c1e-7b4d-4e5f-9a10-2b3c4d5e6f70_1759957816398.json"
+)
 CLINE_NATIVE_TEXT = CLINE_TASKS / "1764000000000" / "api_conversation_history.json"
 
 
@@ -153,3 +160,40 @@ def test_a_storage_tree_id_never_reaches_outside_the_tree(tmp_path: Path) -> Non
     good = storage / "session" / "prj_1" / "ses_2.json"
     good.write_text(json.dumps({"id": "ses_2", "projectID": "prj_1"}))
     assert [r for r in read_records(good) if type(r) is CallRecord] == []
+
+
+def test_an_older_copilot_cli_session_document_pairs_by_tool_call_id() -> None:
+    # Before: no format claimed it (read as Claude Code's, 0 calls).
+    assert detect(COPILOT_HISTORY).name == "copilot"
+    assert [row[:3] for row in summarize_file(COPILOT_HISTORY).call_log] == [
+        ["call_h1", "$ make", "error"],  # the output ends with a non-zero exit code
+        ["call_h2", "view", "ok"],
+        ["call_h3", "$ ls", "unpaired"],
+    ]
+    view = "1. all: main.o\n2. \tcc -o app main.o"
+    assert tally(COPILOT_HISTORY) == (3, 2, count(view))
+    calls = [r for r in read_records(COPILOT_HISTORY) if type(r) is CallRecord]
+    assert calls[0].input["command"] == "make"  # the arguments' JSON string, decoded
+    sources = [
+        r.source for r in read_records(COPILOT_HISTORY, with_text=True) if type(r) is TextRecord
+    ]
+    assert sources == ["user", "assistant", "call", "call", "call"]  # the system prompt is not
+
+
+def test_a_copilot_events_file_of_one_line_is_still_read_as_events(tmp_path: Path) -> None:
+    # One line is a whole JSON document too; it is an events file, not an older session.
+    start = next(line for line in COPILOT.read_text().splitlines() if "execution_start" in line)
+    path = tmp_path / "one.jsonl"
+    path.write_text(start + "\n")
+    assert detect(path) == Detection("copilot", True, True)
+    assert [type(r) for r in read_records(path)] == [CallRecord]
+
+
+def test_copilot_home_moves_the_sessions_folders(tmp_path: Path) -> None:
+    home = Home(tmp_path, tmp_path / ".config", tmp_path / ".local", "linux", {})
+    assert copilot.folders(home) == [
+        tmp_path / ".copilot" / "session-state",
+        tmp_path / ".copilot" / "history-session-state",
+    ]
+    moved = Home(tmp_path, tmp_path, tmp_path, "linux", {"COPILOT_HOME": "/srv/copilot"})
+    assert copilot.folders(moved)[0] == Path("/srv/copilot/session-state")

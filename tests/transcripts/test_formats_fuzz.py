@@ -37,7 +37,7 @@ KEYS = st.sampled_from(
      "info", "state", "callID", "tool", "action", "observation", "cause", "history",
      "tool_call_metadata", "model_response", "ts", "say", "ask", "text", "toolCallResult",
      "callId", "usageMetadata", "name", "input", "tool_use_id", "projectID", "directory",
-     "context"]
+     "context", "chatMessages", "tool_call_id", "function"]
 )  # fmt: skip
 SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 10**6), st.text(max_size=12),
