@@ -14,6 +14,7 @@ from pytest_toll.core.tokens import count
 from pytest_toll.transcripts.formats import Detection, copilot, detect, read_records
 from pytest_toll.transcripts.formats.base import Home
 from pytest_toll.transcripts.formats.opencode import session_files
+from pytest_toll.transcripts.locations import discover
 from pytest_toll.transcripts.records import CallRecord, ResultRecord, TextRecord, UsageRecord
 from pytest_toll.transcripts.summary import summarize_file
 from tests.transcripts.agents_data import AGENTS, CLINE_NATIVE, CLINE_TASKS, COPILOT, GEMINI
@@ -26,6 +27,16 @@ GEMINI_REPORT = (
 )
 GEMINI_CHECKPOINT_IDS = GEMINI / "77aa01" / "checkpoint-ids.json"
 OPENCODE_OLD_EXPORT = AGENTS / "opencode" / "export" / "ses_8.json"
+ANTIGRAVITY_FULL = (
+    AGENTS
+    / "antigravity"
+    / "antigravity-cli"
+    / "brain"
+    / "5eed-2"
+    / ".system_generated"
+    / "logs"
+    / "transcript_full.jsonl"
+)
 COPILOT_HISTORY = (
     AGENTS
     / "copilot"
@@ -197,3 +208,41 @@ def test_copilot_home_moves_the_sessions_folders(tmp_path: Path) -> None:
     ]
     moved = Home(tmp_path, tmp_path, tmp_path, "linux", {"COPILOT_HOME": "/srv/copilot"})
     assert copilot.folders(moved)[0] == Path("/srv/copilot/session-state")
+
+
+def test_antigravity_cli_usage_background_tasks_and_the_full_transcript(tmp_path: Path) -> None:
+    # Before: the planner steps' usage was not read (0 turns) and the background command's
+    # result was the "running as a background task" notice, not its output.
+    assert [row[:3] for row in summarize_file(ANTIGRAVITY_FULL).call_log] == [
+        ["5eed-2#2", "view_file", "ok"],
+        ["5eed-2#1", "$ pytest", "ok"],  # answered when its task finished
+    ]
+    results = {r.call_id: r.text for r in read_records(ANTIGRAVITY_FULL) if type(r) is ResultRecord}
+    assert results["5eed-2#1"] == "12 passed, 1 failed in 41.2s"  # the log file is never opened
+    output = "12 passed, 1 failed in 41.2s"
+    assert tally(ANTIGRAVITY_FULL) == (
+        2,
+        2,
+        count(output) + count("[tool:pytest]\nmarkers = slow\n"),
+    )
+    turns = [r for r in read_records(ANTIGRAVITY_FULL) if type(r) is UsageRecord]
+    assert [(u.input, u.cache_read, u.output, u.model) for u in turns] == [
+        (1800, 6000, 90, "Claude Sonnet 4.5 (Thinking)"),
+        (300, 7900, 12, "Claude Sonnet 4.5 (Thinking)"),
+    ]
+    # The cut transcript.jsonl beside it is not read too (its steps would count twice) ...
+    found = discover([ANTIGRAVITY_FULL.parents[3]])
+    assert ANTIGRAVITY_FULL in found and ANTIGRAVITY_FULL.with_name("transcript.jsonl") not in found
+    # ... but alone, it is.
+    alone = tmp_path / "brain" / "x" / "transcript.jsonl"
+    alone.parent.mkdir(parents=True)
+    alone.write_bytes(ANTIGRAVITY_FULL.with_name("transcript.jsonl").read_bytes())
+    assert discover([tmp_path]) == [alone]
+
+
+def test_an_antigravity_background_task_that_never_finished_is_unpaired(tmp_path: Path) -> None:
+    lines = ANTIGRAVITY_FULL.read_text().splitlines()
+    path = tmp_path / "brain" / "5eed-2" / "transcript.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("\n".join(line for line in lines if "SYSTEM_MESSAGE" not in line) + "\n")
+    assert [row[2] for row in summarize_file(path).call_log] == ["ok", "unpaired"]

@@ -114,7 +114,7 @@ def test_discovery_by_content_one_file_per_session(tmp_path: Path) -> None:
     assert [path for path in found if "1763900000000" in path] == [
         "cline/globalStorage/saoudrizwan.claude-dev/tasks/1763900000000/api_conversation_history.json"
     ]
-    assert len(found) == 21
+    assert len(found) == 22
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, str]]:
