@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts.formats import Detection, copilot, detect, read_records
@@ -246,3 +249,98 @@ def test_an_antigravity_background_task_that_never_finished_is_unpaired(tmp_path
     path.parent.mkdir(parents=True)
     path.write_text("\n".join(line for line in lines if "SYSTEM_MESSAGE" not in line) + "\n")
     assert [row[2] for row in summarize_file(path).call_log] == ["ok", "unpaired"]
+
+
+# --- the pairing, fuzzed: any mix of ids, names and order pairs each call at most once -------
+
+NAMES = st.sampled_from(["read_file", "glob", "run_shell_command"])
+IDS = st.one_of(st.none(), st.sampled_from(["a", "b", "c", "read_file-1-x"]))
+
+
+@st.composite
+def gemini_contents(draw: st.DrawFn) -> list[dict[str, Any]]:
+    contents: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": "go"}]}]
+    for _ in range(draw(st.integers(0, 5))):
+        calls = draw(st.lists(st.tuples(NAMES, IDS), max_size=3))
+        contents.append(
+            {"role": "model", "parts": [
+                {"functionCall": {"name": name, "args": {}, **({"id": i} if i else {})}}
+                for name, i in calls
+            ]}
+        )  # fmt: skip
+        answers = draw(st.lists(st.tuples(NAMES, IDS, st.booleans()), max_size=3))
+        contents.append(
+            {"role": "user", "parts": [
+                {"functionResponse": {"name": name, **({"id": i} if i else {}),
+                                      "response": {"error": "x"} if failed else {"output": "o"}}}
+                for name, i, failed in answers
+            ]}
+        )  # fmt: skip
+    return contents
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(contents=gemini_contents(), wrap=st.sampled_from(["list", "history", "context"]))
+def test_gemini_content_pairing_answers_each_call_at_most_once(
+    contents: list[dict[str, Any]], wrap: str, tmp_path: Path
+) -> None:
+    value: object = contents if wrap == "list" else {wrap: contents, "error": {"message": "x"}}
+    path = tmp_path / "checkpoint-fuzz.json"
+    path.write_text(json.dumps(value, indent=2))
+    records = list(read_records(path))
+    calls = [r.call_id for r in records if type(r) is CallRecord]
+    seen: set[str] = set()
+    answered = []  # the results given to a call already made
+    for record in records:
+        if type(record) is CallRecord:
+            seen.add(record.call_id)
+        elif type(record) is ResultRecord and record.call_id in seen:
+            answered.append(record.call_id)
+    asked = sum(1 for c in contents for p in c["parts"] if "functionCall" in p)
+    responses = sum(1 for c in contents for p in c["parts"] if "functionResponse" in p)
+    assert len(calls) == asked
+    assert len(answered) == len(set(answered)) or len(calls) != len(set(calls))
+    assert len([r for r in records if type(r) is ResultRecord]) <= responses
+
+
+@st.composite
+def cline_history(draw: st.DrawFn) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "t"}]}]
+    made = 0
+    for _ in range(draw(st.integers(0, 5))):
+        names = draw(st.lists(NAMES, max_size=3))
+        blocks = []
+        for name in names:
+            made += 1
+            blocks.append({"type": "tool_use", "id": f"toolu_{made}", "name": name, "input": {}})
+        messages.append({"role": "assistant", "content": blocks})
+        answers = draw(st.lists(st.tuples(NAMES, st.booleans()), max_size=3))
+        messages.append(
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"toolu_{made}", "content": "r"}
+                if by_id and made else
+                {"type": "text", "text": f"[{name} for 'p[1]'] Result:\nout"}
+                for name, by_id in answers
+            ]}
+        )  # fmt: skip
+    return messages
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(messages=cline_history())
+def test_cline_native_pairing_answers_each_call_at_most_once(
+    messages: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    path = tmp_path / "task" / "api_conversation_history.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(messages))
+    records = list(read_records(path))
+    calls = {r.call_id for r in records if type(r) is CallRecord}
+    by_text = [
+        r.call_id for r in records if type(r) is ResultRecord and r.text == "out"
+    ]  # answered in text: by name and order, never one already answered in text
+    assert len(by_text) == len(set(by_text)) and set(by_text) <= calls

@@ -235,6 +235,7 @@ def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[
     # answers it; any other (no id, or an id no call carried: the CLI gives a response the id
     # it made up when the model's call had none) answers the oldest waiting call of its name.
     order = OrderPairing()
+    called: set[str] = set()  # a second response to an answered call is not a result
     for content in contents:
         if not isinstance(content, dict):
             continue
@@ -250,6 +251,7 @@ def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[
                 arguments = arguments_of(call.get("args"))
                 call_id = call.get("id")
                 if isinstance(call_id, str) and call_id:
+                    called.add(call_id)
                     order.expect(session, call_id, tool)
                     yield CallRecord(session, call_id, tool, arguments)
                 else:
@@ -267,7 +269,7 @@ def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[
                 if answered is not None:
                     yield from order.flag(session)
                     yield ResultRecord(session, answered, text, failed)
-                elif isinstance(response_id, str):
+                elif isinstance(response_id, str) and response_id not in called:
                     yield ResultRecord(session, response_id, text, failed)  # its call not kept
             elif with_text and isinstance(part.get("text"), str) and part["text"]:
                 source = (
