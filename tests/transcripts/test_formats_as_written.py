@@ -6,6 +6,7 @@ the calls read, the results paired and their tokens."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -344,3 +345,23 @@ def test_cline_native_pairing_answers_each_call_at_most_once(
         r.call_id for r in records if type(r) is ResultRecord and r.text == "out"
     ]  # answered in text: by name and order, never one already answered in text
     assert len(by_text) == len(set(by_text)) and set(by_text) <= calls
+
+
+def test_many_calls_no_result_answers_cost_one_pass_not_one_per_result(tmp_path: Path) -> None:
+    # 20,000 calls of one tool and 20,000 responses of another, with ids no call carries:
+    # each response looked through every waiting call (30 CPU s); now each step is O(1).
+    n = 20_000
+    calls = [{"functionCall": {"name": "a", "args": {}}} for _ in range(n)]
+    answers = [
+        {"functionResponse": {"name": "b", "id": f"b-{i}", "response": {"output": "o"}}}
+        for i in range(n)
+    ]
+    path = tmp_path / "checkpoint-many.json"
+    path.write_text(
+        json.dumps([{"role": "model", "parts": calls}, {"role": "user", "parts": answers}])
+    )
+    start = time.process_time()
+    records = list(read_records(path))
+    assert time.process_time() - start < 5.0
+    assert sum(1 for r in records if type(r) is CallRecord) == n
+    assert sum(1 for r in records if type(r) is ResultRecord) == n  # each kept, as its own id
