@@ -365,3 +365,17 @@ def test_many_calls_no_result_answers_cost_one_pass_not_one_per_result(tmp_path:
     assert time.process_time() - start < 5.0
     assert sum(1 for r in records if type(r) is CallRecord) == n
     assert sum(1 for r in records if type(r) is ResultRecord) == n  # each kept, as its own id
+
+
+def test_a_finished_task_of_hostile_whitespace_is_read_in_one_pass(tmp_path: Path) -> None:
+    lines = [json.loads(line) for line in ANTIGRAVITY_FULL.read_text().splitlines()]
+    end = next(step for step in lines if step["type"] == "SYSTEM_MESSAGE")
+    output = "x" + " " * 2_000_000 + "x"  # a run of whitespace inside the output
+    end["content"] = 'Task id "5eed-2/task-7" finished with result:\n' + output
+    path = tmp_path / "brain" / "5eed-2" / "transcript.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(step) + "\n" for step in lines))
+    start = time.process_time()
+    results = {r.call_id: r.text for r in read_records(path) if type(r) is ResultRecord}
+    assert time.process_time() - start < 2.0
+    assert results["5eed-2#1"] == output

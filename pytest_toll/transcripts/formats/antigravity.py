@@ -61,10 +61,7 @@ _FAILED = frozenset({"ERROR", "FAILED", "CANCELED", "CANCELLED"})
 _MODEL_PICKED = re.compile(r"setting `Model Selection` from .*? to (.+?)(?:\. |\.?\n|\.?$)")
 #: A command sent to the background, and the message that brings its output.
 _TASK_STARTED = re.compile(r"background task with task id:\s*(\S+)")
-_TASK_FINISHED = re.compile(
-    r'Task id "([^"]+)" finished with result:\s*(.*?)(?:\s*Log: file://\S+\s*)?(?:</SYSTEM_MESSAGE>|$)',
-    re.DOTALL,
-)
+_TASK_FINISHED = re.compile(r'Task id "([^"]+)" finished with result:')
 FULL = "transcript_full.jsonl"
 
 
@@ -108,6 +105,18 @@ def session_name(path: Path) -> str:
         if part == "brain":
             return parts[index + 1]
     return path.parent.name if path.stem == "transcript" else path.stem
+
+
+def _task_output(rest: str) -> str:
+    """A finished task's output: what follows its head, without the closing tag and the
+    ``Log: file://…`` line that points to its full log (string operations: no regular
+    expression runs over output a hostile file may fill with whitespace)."""
+    rest = rest.strip()
+    rest = rest.removesuffix("</SYSTEM_MESSAGE>").rstrip()
+    last = rest.rfind("\n")
+    if rest[last + 1 :].startswith("Log: file://"):
+        rest = rest[: max(last, 0)].rstrip()
+    return rest
 
 
 def superseded(path: Path) -> bool:
@@ -186,10 +195,11 @@ def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) ->
                 if with_text:
                     yield call_text(session, tool or "unknown", arguments)
         elif step_type == "SYSTEM_MESSAGE" and running:
-            finished = _TASK_FINISHED.search(text_of(step.get("content")))
+            message = text_of(step.get("content"))
+            finished = _TASK_FINISHED.search(message)
             call_id = running.pop(finished.group(1), None) if finished else None
             if finished is not None and call_id is not None:
-                yield ResultRecord(session, call_id, finished.group(2).strip(), False)
+                yield ResultRecord(session, call_id, _task_output(message[finished.end() :]), False)
         elif step_type not in _NOT_RESULTS and order.waiting(session):
             call_id = order.answer(session)
             if call_id is None:
