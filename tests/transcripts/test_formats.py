@@ -292,7 +292,7 @@ def test_scan_names_agents_and_sessions_paired_by_order(
     assert cli.main(["scan", "--root", str(AGENTS)]) == 0
     text = capsys.readouterr().out
     assert "agents: gemini 6 sessions, copilot 2 sessions, qwen 1 session" in text
-    assert "paired by order (the format has no call ids): 8 session(s): 1700000000000" in text
+    assert "paired by order (their results name no call): 8 session(s): 1700000000000" in text
     assert "result not recorded=1" in text
 
 
