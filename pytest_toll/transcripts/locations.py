@@ -59,9 +59,14 @@ def _is_storage_tree(folder: Path, names: list[str]) -> bool:
     return "session" in names and ("part" in names or "message" in names)
 
 
+#: The formats' hooks that say a file is read beside another (each looks at names first).
+_SUPERSEDED = tuple(format.superseded for format in FORMATS if format.superseded is not None)
+
+
 def _candidate(path: Path) -> bool:
     if path.suffix == ".jsonl":
-        return True
+        # Unless a fuller copy sits beside it (Antigravity's transcript_full.jsonl).
+        return not any(superseded(path) for superseded in _SUPERSEDED)
     # (A Cline task's ui_messages.json is read beside its API history, not on its own.)
     return path.suffix in (".json", ".db") and is_transcript(path)
 

@@ -40,7 +40,7 @@ def render_scan(report: ScanReport) -> str:
         more = len(report.paired_by_order) - PAIRED_SHOWN
         lines.insert(
             2 if report.agents else 1,
-            f"paired by order (the format has no call ids): "
+            f"paired by order (their results name no call): "
             f"{len(report.paired_by_order):,} session(s): {sessions}"
             + (f" and {more:,} more (--json lists all)" if more > 0 else ""),
         )

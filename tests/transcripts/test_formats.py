@@ -277,20 +277,22 @@ def test_scan_names_agents_and_sessions_paired_by_order(
     assert cli.main(["scan", "--root", str(AGENTS), "--root", str(database), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["agents"] == {
-        "gemini": 4, "copilot": 1, "qwen": 1, "antigravity": 1, "opencode": 3,
-        "openhands": 3, "cline": 3, "cursor": 1,
+        "gemini": 6, "copilot": 2, "qwen": 1, "antigravity": 2, "opencode": 4,
+        "openhands": 3, "cline": 4, "cursor": 1,
     }  # fmt: skip
     assert data["paired_by_order"] == [
-        "1700000000000", "1763950000000", "c0ffee-1", "checkpoint-review", "repo__issue-1",
+        "1700000000000", "1763950000000", "1764000000000", "5eed-2", "c0ffee-1",
+        "checkpoint-review",
+        "gemini-client-error-Turn.run-sendMessageStream-2026-11-22T10-00-00-000Z", "repo__issue-1",
     ]  # fmt: skip
     rows = {row["shape"]: row for row in data["shapes"]}
     assert rows["Read"]["by_outcome"] == {"result not recorded": 1}
-    assert rows["view_file"]["by_outcome"] == {"truncated": 1}
-    assert data["sessions"] == 17 and data["calls"] == 38
+    assert rows["view_file"]["by_outcome"] == {"truncated": 1, "ok": 1}
+    assert data["sessions"] == 23 and data["calls"] == 55
     assert cli.main(["scan", "--root", str(AGENTS)]) == 0
     text = capsys.readouterr().out
-    assert "agents: gemini 4 sessions, copilot 1 session, qwen 1 session" in text
-    assert "paired by order (the format has no call ids): 5 session(s): 1700000000000" in text
+    assert "agents: gemini 6 sessions, copilot 2 sessions, qwen 1 session" in text
+    assert "paired by order (their results name no call): 8 session(s): 1700000000000" in text
     assert "result not recorded=1" in text
 
 

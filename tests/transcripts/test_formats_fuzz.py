@@ -36,14 +36,17 @@ KEYS = st.sampled_from(
      "$set", "messages", "tool_calls", "source", "step_index", "truncated_fields", "usage",
      "info", "state", "callID", "tool", "action", "observation", "cause", "history",
      "tool_call_metadata", "model_response", "ts", "say", "ask", "text", "toolCallResult",
-     "callId", "usageMetadata", "name", "input", "tool_use_id", "projectID", "directory"]
+     "callId", "usageMetadata", "name", "input", "tool_use_id", "projectID", "directory",
+     "context", "chatMessages", "tool_call_id", "function", "input_tokens", "cache_read_tokens"]
 )  # fmt: skip
 SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 10**6), st.text(max_size=12),
     st.sampled_from(["user", "gemini", "assistant", "tool", "completed", "error",
                      "tool_result", "PLANNER_RESPONSE", "MODEL", "tool.execution_start",
                      "tool.execution_complete", "assistant.usage", "run", "say", "command",
-                     "command_output", "api_req_started", "ses_1", "step-finish"]),
+                     "command_output", "api_req_started", "ses_1", "step-finish", "SYSTEM_MESSAGE",
+                     "RUNNING", "background task with task id: t1",
+                     'Task id "t1" finished with result: ok', "[read_file for 'a'] Result:"]),
 )  # fmt: skip
 JSON_VALUES = st.recursive(
     SCALARS,

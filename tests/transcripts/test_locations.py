@@ -89,8 +89,8 @@ def test_scan_without_root_says_which_agents_it_found(
     assert cli.main(["scan"]) == 0
     text = capsys.readouterr().out
     assert (
-        "agents: claude 3 sessions, gemini 4 sessions, copilot 1 session, qwen 1 session, "
-        "antigravity 1 session, opencode 2 sessions, openhands 1 session, cline 3 sessions, "
+        "agents: claude 3 sessions, gemini 5 sessions, copilot 1 session, qwen 1 session, "
+        "antigravity 1 session, opencode 2 sessions, openhands 1 session, cline 4 sessions, "
         "cursor 1 session"
     ) in text
     assert cli.main(["scan", "--json"]) == 0
@@ -114,7 +114,7 @@ def test_discovery_by_content_one_file_per_session(tmp_path: Path) -> None:
     assert [path for path in found if "1763900000000" in path] == [
         "cline/globalStorage/saoudrizwan.claude-dev/tasks/1763900000000/api_conversation_history.json"
     ]
-    assert len(found) == 16
+    assert len(found) == 22
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, str]]:

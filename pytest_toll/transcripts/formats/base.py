@@ -302,35 +302,57 @@ def usage(
 @dataclass
 class OrderPairing:
     """Calls waiting for their results, per session, answered first in, first out: for
-    formats whose results follow their calls but name none of them."""
+    formats whose results follow their calls but name none of them.
 
-    pending: dict[str, deque[tuple[str, str]]] = field(default_factory=dict)
+    Each step costs constant time (amortized): an answered call stays in the queues and is
+    skipped when it reaches their front, so a hostile file of many calls no result answers
+    costs a pass, not a pass per result."""
+
     made: int = 0
     flagged: set[str] = field(default_factory=set)
+    #: per session, the calls still waiting: id -> tool
+    _waiting: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: per session, every call's id in order, and per tool
+    _oldest: dict[str, deque[str]] = field(default_factory=dict)
+    _by_tool: dict[str, dict[str, deque[str]]] = field(default_factory=dict)
+
+    def _wait(self, session: str, call_id: str, tool: str) -> None:
+        self._waiting.setdefault(session, {})[call_id] = tool
+        self._oldest.setdefault(session, deque()).append(call_id)
+        self._by_tool.setdefault(session, {}).setdefault(tool, deque()).append(call_id)
 
     def call(self, session: str, tool: str, arguments: Mapping[str, Any]) -> CallRecord:
         self.made += 1
         # The session in the id: a report counts each call once by id across files.
         call_id = f"{session}#{self.made}"
-        self.pending.setdefault(session, deque()).append((call_id, tool))
+        self._wait(session, call_id, tool)
         return CallRecord(session, call_id, tool, arguments)
 
+    def expect(self, session: str, call_id: str, tool: str) -> None:
+        """A call that names its own id, waiting too: a format may answer it by that id or,
+        as some agents write their results, by the tool's name and order."""
+        self._wait(session, call_id, tool)
+
+    def settle(self, session: str, call_id: str) -> bool:
+        """Whether a result naming ``call_id`` answers a call still waiting (it stops waiting)."""
+        return self._waiting.get(session, {}).pop(call_id, None) is not None
+
     def waiting(self, session: str) -> bool:
-        return bool(self.pending.get(session))
+        return bool(self._waiting.get(session))
 
     def answer(self, session: str, tool: str | None = None) -> str | None:
         """The id of the oldest call of the session still waiting (of that tool, when the
         result names one), or None."""
-        queue = self.pending.get(session)
-        if not queue:
+        waiting = self._waiting.get(session)
+        if not waiting:
             return None
-        if tool is not None:
-            for index, (call_id, name) in enumerate(queue):
-                if name == tool:
-                    del queue[index]
-                    return call_id
-            return None
-        return queue.popleft()[0]
+        queue = self._oldest[session] if tool is None else self._by_tool[session].get(tool)
+        while queue:
+            call_id = queue.popleft()
+            if call_id in waiting:
+                del waiting[call_id]
+                return call_id
+        return None
 
     def flag(self, session: str) -> list[PairedByOrder]:
         """The flag record, the first time a session pairs a result by order."""

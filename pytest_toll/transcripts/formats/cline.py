@@ -2,10 +2,12 @@
 ``api_conversation_history.json`` (the Anthropic messages sent) and ``ui_messages.json``
 (what the panel showed).
 
-- The API history pairs ``tool_use.id`` with ``tool_result.tool_use_id`` when the task used
-  native tool calls. Older tasks wrote calls as XML in the assistant's text
-  (``<read_file><path>…</path></read_file>``) and results as user text headed
-  ``[read_file for '…'] Result:``: those pair by order.
+- The API history pairs ``tool_use.id`` with ``tool_result.tool_use_id`` where a task's
+  results are ``tool_result`` blocks. Older tasks wrote calls as XML in the assistant's text
+  (``<read_file><path>…</path></read_file>``), and results as user text headed
+  ``[read_file for '…'] Result:``; tasks with native ``tool_use`` calls get their results
+  back in that same text. A text result answers the oldest waiting call of the tool it names
+  (else the oldest waiting call), by order: the session is flagged so.
 - ``ui_messages.json`` alone (no API history beside it): its ``tool`` entries (a JSON text
   with the tool and its output) and ``command`` entries (followed by their
   ``command_output``) are calls with their results, by order.
@@ -55,7 +57,9 @@ XML_TOOLS = (
 )  # fmt: skip
 _XML_CALL = re.compile(rf"<({'|'.join(XML_TOOLS)})>(.*?)</\1>", re.DOTALL)
 _XML_PARAMETER = re.compile(r"<(\w+)>(.*?)</\1>", re.DOTALL)
-_RESULT_HEAD = re.compile(r"^\[(\w+)(?: for [^\]]*)?\] Result:", re.DOTALL)
+#: A result in text: ``[tool for '<what>'] Result:``; what it names may hold brackets (a path
+#: such as ``app/[id]/page.tsx``), so the head ends at the first ``] Result:``.
+_RESULT_HEAD = re.compile(r"^\[(\w+)(?: for .*?)?\] Result:", re.DOTALL)
 _FAILED = ("The tool execution failed", "<error>", "Error executing")
 
 
@@ -150,10 +154,14 @@ def _api_history(messages: list[Any], session: str, with_text: bool) -> Iterator
             if block_type == "tool_use" and isinstance(block.get("id"), str):
                 tool = str(block.get("name") or "unknown")
                 arguments = arguments_of(block.get("input"))
+                # It waits under its own id: a tool_result names it, a result in text
+                # ("[tool for '…'] Result:") answers it by its tool's name and order.
+                order.expect(session, block["id"], tool)
                 yield CallRecord(session, block["id"], tool, arguments)
                 if with_text:
                     yield call_text(session, tool, arguments)
             elif block_type == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                order.settle(session, block["tool_use_id"])
                 text = text_of(block.get("content"))
                 yield ResultRecord(
                     session, block["tool_use_id"], text, block.get("is_error") is True

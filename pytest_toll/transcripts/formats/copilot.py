@@ -6,10 +6,18 @@
 reads; ``detailedContent`` is for the screen — or ``error``) its result, by ``toolCallId``.
 An ``assistant.message``'s ``toolRequests`` name calls too (kept when no start event
 follows). ``assistant.usage`` is one turn (``inputTokens`` includes ``cacheReadTokens``).
+
+Older versions kept each session as one JSON document in ``~/.copilot/history-session-state``
+(``session_<id>_<time>.json``): ``sessionId``, ``startTime`` and ``chatMessages``, the
+OpenAI-style messages sent (an assistant's ``tool_calls[]``: ``id``, ``function.name``,
+``function.arguments`` as a JSON string; a ``tool`` message's ``tool_call_id`` and
+``content``, failed when a command's output ends ``<exited with exit code N>``, N not
+0), paired by id. ``COPILOT_HOME`` moves the whole folder.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +26,7 @@ from pytest_toll.transcripts.formats.base import (
     Home,
     arguments_of,
     call_text,
+    document_or_bad_line,
     items,
     json_lines,
     number,
@@ -35,11 +44,15 @@ from pytest_toll.transcripts.records import (
 )
 
 NAME = "copilot"
+#: How the shell tool ends its output; the messages carry no failure flag, so a command's
+#: non-zero exit is read from it.
+_EXIT = re.compile(r"<exited with exit code (-?\d+)>\s*$")
 TITLE = "Copilot CLI"
 
 
 def folders(home: Home) -> list[Path]:
-    return [home.path / ".copilot" / "session-state"]
+    root = Path(home.environ.get("COPILOT_HOME") or home.path / ".copilot")
+    return [root / "session-state", root / "history-session-state"]
 
 
 def session_name(path: Path) -> str:
@@ -47,7 +60,18 @@ def session_name(path: Path) -> str:
     return path.parent.name if path.stem == "events" else path.stem
 
 
+def is_history(value: object) -> bool:
+    """An older version's session document: its id and the chat messages it sent."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("sessionId"), str)
+        and isinstance(value.get("chatMessages"), list)
+    )
+
+
 def sniff(value: object) -> bool:
+    if is_history(value):
+        return True
     if not isinstance(value, dict) or not isinstance(value.get("data"), dict):
         return False
     event_type = value.get("type")
@@ -110,7 +134,44 @@ def _records(
     return []
 
 
+def _history(value: Mapping[str, Any], session: str, with_text: bool) -> Iterator[Record]:
+    for message in items(value.get("chatMessages")):
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "tool" and isinstance(message.get("tool_call_id"), str):
+            text = text_of(message.get("content"))
+            exited = _EXIT.search(text[-64:])
+            failed = exited is not None and exited.group(1) != "0"
+            yield ResultRecord(session, message["tool_call_id"], text, failed)
+            continue
+        if with_text and role in ("user", "assistant") and text_of(message.get("content")):
+            yield TextRecord(session, role, text_of(message.get("content")))
+        if role != "assistant":
+            continue
+        for call in items(message.get("tool_calls")):
+            if not isinstance(call, dict) or not isinstance(call.get("id"), str):
+                continue
+            function = call.get("function")
+            function = function if isinstance(function, dict) else {}
+            name = function.get("name")
+            tool = name if isinstance(name, str) and name else "unknown"
+            arguments = arguments_of(function.get("arguments"))
+            yield CallRecord(session, call["id"], tool, arguments)
+            if with_text:
+                yield call_text(session, tool, arguments)
+
+
 def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
+    if document:
+        # One JSON document: an older version's session, or an events file of one line.
+        value, bad = document_or_bad_line(path)
+        if bad is not None:
+            yield bad
+            return
+        if is_history(value):
+            yield from _history(value, value["sessionId"] or path.stem, with_text)
+            return
     # <id>/events.jsonl names its session by its folder; <id>.jsonl by its own name.
     session = path.parent.name if path.stem == "events" else path.stem
     seen_calls: set[str] = set()

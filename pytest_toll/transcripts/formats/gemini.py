@@ -1,5 +1,7 @@
 """Gemini CLI sessions: ``~/.gemini/tmp/<project>/chats/session-*.jsonl`` and ``.json``, and
-``/chat save`` checkpoints (a list of Gemini ``Content``).
+the files that carry a whole context as a list of Gemini API ``Content``: ``/chat save``
+checkpoints (``checkpoint-<tag>.json``) and the client's error reports
+(``gemini-client-error-*.json``).
 
 - JSON lines (newer): a metadata line (``sessionId``, ``projectHash``, ``startTime``, no
   ``type``), message lines (``id``, ``type``: user, gemini, info, error…) and ``{"$set": …}``
@@ -7,8 +9,12 @@
   tool calls finishing): the last line of an id wins. A ``$set`` of ``messages`` rewrites the
   whole history (a resumed or compressed session): what came before it is replaced.
 - JSON (older): one object, ``sessionId`` and a ``messages`` list of the same messages.
-- A checkpoint: ``[{"role": "user"|"model", "parts": [...]}]``; ``functionCall`` and
-  ``functionResponse`` parts pair by id when they carry one, else by name and order.
+- A ``Content`` list: ``[{"role": "user"|"model", "parts": [...]}]``, whole (a checkpoint),
+  under ``history`` (a newer checkpoint) or under ``context`` beside the ``error`` (a report).
+  A ``functionResponse`` pairs with the ``functionCall`` of its id when a waiting call
+  carries that id; otherwise with the oldest waiting call of its name (the session flagged as
+  paired by order). The model's calls often carry no id while the CLI gives each response
+  one it made up, so a real file pairs mostly by order.
 
 A ``gemini`` message holds its calls and their results together (``toolCalls[]``: ``id``,
 ``name``, ``args``, ``result`` as ``functionResponse`` parts, ``status``), and its usage in
@@ -19,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pytest_toll.transcripts.formats import qwen
 from pytest_toll.transcripts.formats.base import (
@@ -63,18 +69,17 @@ def writer(path: Path) -> str:
 
 
 def sniff(value: object) -> bool:
-    """A Gemini CLI session (its metadata line, or the whole JSON object) or a checkpoint."""
+    """A Gemini CLI session (its metadata line, or the whole JSON object), a checkpoint or an
+    error report."""
     if isinstance(value, dict):
         if is_metadata_line(value):
             return True
         patch = value.get("$set")
         if isinstance(patch, dict) and ("lastUpdated" in patch or "messages" in patch):
             return True
-        return isinstance(value.get("messages"), list) and "projectHash" in value
-    if isinstance(value, list) and value and isinstance(value[0], dict):
-        first = value[0]
-        return first.get("role") in ("user", "model") and isinstance(first.get("parts"), list)
-    return False
+        if isinstance(value.get("messages"), list) and "projectHash" in value:
+            return True
+    return _contents(value) is not None
 
 
 def _parts_result(parts: object) -> tuple[str, bool]:
@@ -205,8 +210,32 @@ def _jsonl(path: Path, with_text: bool, max_line_bytes: int) -> Iterator[Record]
         yield from message_records(line, session, with_text)
 
 
+def _contents(value: object) -> list[Any] | None:
+    """The ``Content`` list a document holds: a checkpoint's own list, a newer checkpoint's
+    ``history``, an error report's ``context`` (the request that failed); else None."""
+    if isinstance(value, dict):
+        for key in ("history", "context"):
+            inner = value.get(key)
+            if is_contents(inner):
+                return inner
+        return None
+    return value if is_contents(value) else None
+
+
+def is_contents(value: object) -> TypeGuard[list[Any]]:
+    """A list of Gemini API ``Content`` (its first a ``role`` with ``parts``)."""
+    if not isinstance(value, list) or not value or not isinstance(value[0], dict):
+        return False
+    first = value[0]
+    return first.get("role") in ("user", "model") and isinstance(first.get("parts"), list)
+
+
 def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[Record]:
+    # Every call waits, under its own id when it has one: a response naming a waiting id
+    # answers it; any other (no id, or an id no call carried: the CLI gives a response the id
+    # it made up when the model's call had none) answers the oldest waiting call of its name.
     order = OrderPairing()
+    called: set[str] = set()  # a second response to an answered call is not a result
     for content in contents:
         if not isinstance(content, dict):
             continue
@@ -220,22 +249,28 @@ def _checkpoint(contents: list[Any], session: str, with_text: bool) -> Iterator[
                 name = call.get("name")
                 tool = name if isinstance(name, str) and name else "unknown"
                 arguments = arguments_of(call.get("args"))
-                if isinstance(call.get("id"), str):
-                    yield CallRecord(session, call["id"], tool, arguments)
+                call_id = call.get("id")
+                if isinstance(call_id, str) and call_id:
+                    called.add(call_id)
+                    order.expect(session, call_id, tool)
+                    yield CallRecord(session, call_id, tool, arguments)
                 else:
                     yield order.call(session, tool, arguments)
                 if with_text:
                     yield call_text(session, tool, arguments)
             elif isinstance(response, dict):
                 text, failed = _parts_result([part])
-                if isinstance(response.get("id"), str):
-                    yield ResultRecord(session, response["id"], text, failed)
+                response_id = response.get("id")
+                if isinstance(response_id, str) and order.settle(session, response_id):
+                    yield ResultRecord(session, response_id, text, failed)
                     continue
                 name = response.get("name")
-                call_id = order.answer(session, name if isinstance(name, str) else None)
-                if call_id is not None:
+                answered = order.answer(session, name if isinstance(name, str) else None)
+                if answered is not None:
                     yield from order.flag(session)
-                    yield ResultRecord(session, call_id, text, failed)
+                    yield ResultRecord(session, answered, text, failed)
+                elif isinstance(response_id, str) and response_id not in called:
+                    yield ResultRecord(session, response_id, text, failed)  # its call not kept
             elif with_text and isinstance(part.get("text"), str) and part["text"]:
                 source = (
                     "thinking"
@@ -253,8 +288,9 @@ def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) ->
     if bad is not None:
         yield bad
         return
-    if isinstance(value, list):
-        yield from _checkpoint(value, path.stem, with_text)
+    contents = _contents(value)
+    if contents is not None:
+        yield from _checkpoint(contents, path.stem, with_text)
         return
     if not isinstance(value, dict):
         return

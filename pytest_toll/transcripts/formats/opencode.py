@@ -6,7 +6,8 @@
   from beside it, in id order (OpenCode's ids sort by time);
 - its newer SQLite database (``opencode.db``): tables ``session``, ``message`` and ``part``
   whose ``data`` column holds the same JSON; opened read-only, never written;
-- ``opencode export`` JSON: ``{"info": <session>, "messages": [{"info", "parts"}]}``.
+- ``opencode export`` JSON: ``{"info": <session>, "messages": [{"info", "parts"}]}``,
+  known by that structure whatever fields its version's session carries.
 
 A ``tool`` part is a call and its result together: ``callID``, ``tool``, ``state.input`` and
 ``state.output`` (status ``completed``) or ``state.error`` (status ``error``); a part still
@@ -20,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pytest_toll.transcripts.formats.base import (
     Home,
@@ -65,15 +66,31 @@ def is_session_info(value: object) -> bool:
     )
 
 
+def is_export(value: object) -> bool:
+    """``opencode export``'s document, known by its own structure: a session ``info`` (an id,
+    no role) and ``messages``, each an ``info`` with a role and its ``parts``. Versions differ
+    in the session's fields (older ones have no ``projectID`` or ``directory``), so an export
+    with messages is known by them, and one without by its session id alone."""
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        return False
+    info = value.get("info")
+    if not isinstance(info, dict) or not isinstance(info.get("id"), str) or "role" in info:
+        return False
+    messages = value["messages"]
+    if not messages:
+        return is_session_info(info) or info["id"].startswith("ses_")
+    first = messages[0]
+    return (
+        isinstance(first, dict)
+        and isinstance(first.get("info"), dict)
+        and first["info"].get("role") in ("user", "assistant")
+        and isinstance(first.get("parts"), list)
+    )
+
+
 def sniff(value: object) -> bool:
     """An exported session, or a session file of the storage tree."""
-    if is_session_info(value):
-        return True
-    return (
-        isinstance(value, dict)
-        and is_session_info(value.get("info"))
-        and isinstance(value.get("messages"), list)
-    )
+    return is_session_info(value) or is_export(value)
 
 
 def _starts_as_database(path: Path) -> bool:
@@ -181,9 +198,20 @@ def _json_files(folder: Path) -> list[Path]:
         return []
 
 
+def plain_name(value: object) -> TypeGuard[str]:
+    """Whether an id read from a file may name a folder beside it: one plain path component
+    (a hostile ``../..`` or an absolute path would reach outside the storage tree)."""
+    return (
+        isinstance(value, str)
+        and value not in ("", ".", "..")
+        and not any(character in value for character in "/\\\x00")
+        and not (len(value) > 1 and value[1] == ":")  # a Windows drive
+    )
+
+
 def _tree(path: Path, info: Mapping[str, Any], with_text: bool) -> Iterator[Record]:
     session = str(info["id"])
-    if len(path.parents) < 3:
+    if len(path.parents) < 3 or not plain_name(session):
         return
     storage = path.parents[2]  # storage/session/<project>/<id>.json
     for message_path in _json_files(storage / "message" / session):
@@ -192,7 +220,9 @@ def _tree(path: Path, info: Mapping[str, Any], with_text: bool) -> Iterator[Reco
             yield BadLine(1, f"{message_path.name}: {bad.reason if bad else 'not an object'}")
             continue
         parts = []
-        for part_path in _json_files(storage / "part" / str(message.get("id"))):
+        message_id = message.get("id")
+        part_paths = _json_files(storage / "part" / message_id) if plain_name(message_id) else []
+        for part_path in part_paths:
             part, bad = document_or_bad_line(part_path)
             if bad is not None or not isinstance(part, dict):
                 yield BadLine(1, f"{part_path.name}: {bad.reason if bad else 'not an object'}")
@@ -252,7 +282,7 @@ def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) ->
     if is_session_info(value):
         yield from _tree(path, value, with_text)
         return
-    if not isinstance(value, dict) or not is_session_info(value.get("info")):
+    if not is_export(value):
         return
     session = str(value["info"]["id"])
     for message in items(value.get("messages")):
@@ -276,7 +306,7 @@ def session_files(path: Path) -> list[Path]:
 def tree_files(path: Path, info_id: str) -> Iterator[Path]:
     """Every file a storage-tree session is read from (for its cache fingerprint)."""
     yield path
-    if len(path.parents) < 3:
+    if len(path.parents) < 3 or not plain_name(info_id):
         return
     storage = path.parents[2]
     for message_path in _json_files(storage / "message" / info_id):
