@@ -109,7 +109,9 @@ def test_context_cli_and_session_lookup(capsys: pytest.CaptureFixture[str], tmp_
     assert json.loads(capsys.readouterr().out)["session"] == "sess-main"
     assert cli.main(["context", "sess-main", "--root", str(FIXTURES)]) == 0
     out = capsys.readouterr().out
-    assert "cost: unpriced (claude-sonnet-4-5)" in out and "not in a transcript" in out
+    # claude-sonnet-4-5 at $3 / $15 per MTok, cache read $0.30, 5-minute write $3.75:
+    # 115 input, 120 output, 2,500 read and 1,500 written cost $0.00852.
+    assert "cost: $0.0085" in out and "not in a transcript" in out
     assert cli.main(["context", "nope", "--root", str(FIXTURES)]) == 2
     with pytest.raises(CouldNotJudge):
         find_session([tmp_path], None)
