@@ -22,6 +22,8 @@ Where pins live, per kind:
 - ``tests``: ``pin`` is the test's measured total;
 - ``memory``: ``pin`` maps each always-on memory file of one host to its tokens, every file
   gated on its own (the diff names the file that grew); a file not pinned yet is growth;
+  a chain past the host's byte cut also pins the tokens it loses (``(past the cut)``),
+  gated, outside the total: more lost is a regression, never an improvement;
 - ``agents`` and ``commands``: ``pin`` is a map ``{metadata, body}``, gated per level like
   skills; the metadata (the listing) is paid on every request;
 - ``plugins``: ``pin`` maps each component (``skills/pdf``, ``agents/reviewer``,
@@ -42,6 +44,10 @@ RUN_PIN = "run_pin"
 RUN_BUDGET = "run_budget"
 #: A skill's scripts, which the agent runs: their output enters the context, their source not.
 EXECUTED = "executed"
+#: The part of a ``memory:`` entry holding the tokens past a host's byte cut (Codex's
+#: project_doc_max_bytes): pinned and gated like a file, since growth there is instructions
+#: lost, but never in the total: no request pays for what the host never reads.
+PAST_CUT = "(past the cut)"
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,7 @@ KINDS: dict[str, Kind] = {
             "pin",
             gated_parts=True,
             fixed_cost="total",
+            parts_outside_total=(PAST_CUT,),
             open_parts=True,
             paid_label="memory files",
         ),

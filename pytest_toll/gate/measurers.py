@@ -18,7 +18,7 @@ from pytest_toll.calls.measuring import PARTS
 from pytest_toll.core.envrefs import expand
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding
-from pytest_toll.core.kinds import EXECUTED
+from pytest_toll.core.kinds import EXECUTED, PAST_CUT
 from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
@@ -214,10 +214,14 @@ def measure_memory_entry(
     )
     if not report.files:
         raise CouldNotJudge(f"{where}: no {report.host} memory file found in {context.root}")
+    parts = {file.path: file.tokens for file in report.always_on}
+    if report.past_cut:
+        # What the host never reads: more of it is instructions lost, a regression of its own.
+        parts[PAST_CUT] = report.past_cut
     return EntryMeasurement(
         total=report.total,
         method=report.method,
-        parts={file.path: file.tokens for file in report.always_on},
+        parts=parts,
         findings=_findings(report.findings),
         detail={"files": [file.as_dict() for file in report.files]},
     )

@@ -1,7 +1,7 @@
 """The M and A rules: judging memory files, subagents and commands.
 
-M101 an ``@path`` import that cannot be followed: a missing file, a cycle, a sixth hop, or
-a path that leaves the repository (never read) · M102 an AGENTS.md chain past Codex's
+M101 an ``@path`` import that cannot be followed: a missing file, a cycle, a hop past the host's
+depth, a file the host does not import, or a path that leaves the repository (never read) · M102 an AGENTS.md chain past Codex's
 ``project_doc_max_bytes``: the named files' instructions are lost · A101 a subagent or
 command the host cannot list (no description; a subagent's frontmatter unreadable or
 without a name) · A102 a subagent description that never says when to delegate to it ·
@@ -45,7 +45,8 @@ def broken_import(
         WARN,
         f"{importer}:{line}",
         f"@{target} {why}; not read",
-        "import files inside the repository, at most 5 hops deep, without cycles",
+        "import text files inside the repository, five files deep at most counting the root, "
+        "without cycles",
     )
 
 

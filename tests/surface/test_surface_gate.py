@@ -185,3 +185,23 @@ def test_a_memory_entry_without_a_known_host_is_an_error_naming_it(
     text = result.stdout.str()
     assert "memory.team: host 'team' is not one of claude, codex, gemini, copilot, cursor" in text
     assert "gone: the working folder does not exist" in text
+
+
+def test_a_line_added_past_codexs_cut_is_a_regression_never_improved(
+    pytester: pytest.Pytester,
+) -> None:
+    # Issue 36, item 3: a chain already past 32 KiB loses more instructions with every line
+    # added before the cut; the tokens past the cut are pinned and gated on their own.
+    root = pytester.path
+    write(root / "AGENTS.md", "Keep every change small, reviewed and tested.\n" * 800)
+    write(root / "api/AGENTS.md", "API handlers validate input first.\n")
+    write(root / "toll.yaml", "version: 1\nrules: {M102: warn}\nmemory:\n  codex:\n    cwd: api\n")
+    assert pytester.runpytest(*QUIET, "--toll", "--toll-update").ret == 0
+    assert "(past the cut): " in (root / "toll.yaml").read_text(encoding="utf-8")
+    agents = root / "AGENTS.md"
+    agents.write_text("Name the owner.\n" + agents.read_text(encoding="utf-8"), encoding="utf-8")
+    result = pytester.runpytest(*QUIET, "--toll")
+    assert result.ret == 1, result.stdout.str()
+    text = result.stdout.str()
+    assert "IMPROVED" not in text and "improved by" not in text
+    result.stdout.fnmatch_lines(["*(past the cut) +* over its pin*", "REGRESSED  memory::codex *"])
