@@ -20,7 +20,7 @@ from pytest_toll.surface.agents import (
     measure_delegates,
 )
 from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, hosts_in, measure_memory
-from pytest_toll.surface.plugins import PLUGIN_FILE, marketplace_plugins, measure_plugin
+from pytest_toll.surface.plugins import measure_plugin, repository_plugins
 from pytest_toll.surface.render import Surface, render_fresh, render_text
 from pytest_toll.surface.report import DelegatesReport
 
@@ -98,10 +98,8 @@ def measure_surface(
         measure_memory(root, host, cwd=working, max_bytes=max_bytes)
         for host in (hosts or hosts_in(root))
     )
-    listed, notes = marketplace_plugins(root)
+    listed, notes = repository_plugins(root)
     plugins = [measure_plugin(folder, name=name) for name, folder in listed]
-    if (root / PLUGIN_FILE).is_file():
-        plugins.insert(0, measure_plugin(root))
     return Surface(
         root=root.as_posix(),
         memory=memory,

@@ -34,7 +34,7 @@ from pytest_toll.surface.agents import (
     delegate_name,
 )
 from pytest_toll.surface.memory import HOSTS, MEMORY_PLACES
-from pytest_toll.surface.plugins import MARKETPLACE_FILE, PLUGIN_FILE, marketplace_plugins
+from pytest_toll.surface.plugins import MARKETPLACE_FILE, PLUGIN_FILE, repository_plugins
 
 SKILL_FILE = "SKILL.md"
 
@@ -387,19 +387,15 @@ def find_commands(tree: Tree) -> Finds:
 
 
 def find_plugins(tree: Tree) -> Finds:
-    """The plugin at the root (``.claude-plugin/plugin.json``) and each plugin a
-    marketplace lists in the repository."""
-    found: list[Found] = []
-    listed: list[tuple[str, Path]] = []
-    notes: list[str] = []
-    if tree.is_file(MARKETPLACE_FILE):
-        try:
-            listed, notes = marketplace_plugins(tree.root)
-        except CouldNotJudge as error:
-            raise UsageError(str(error)) from None
-    if tree.is_file(PLUGIN_FILE):
-        found.append(Found(tree.root.resolve().name, {"path": "."}))
-    found += [
+    """The plugin at the root (``.claude-plugin/plugin.json``, named by its manifest) and
+    each plugin a marketplace lists in the repository, each once."""
+    if not tree.is_file(MARKETPLACE_FILE) and not tree.is_file(PLUGIN_FILE):
+        return [], []
+    try:
+        listed, notes = repository_plugins(tree.root)
+    except CouldNotJudge as error:
+        raise UsageError(str(error)) from None
+    found = [
         Found(name, {"path": Path(os.path.relpath(folder, tree.root)).as_posix()})
         for name, folder in listed
     ]

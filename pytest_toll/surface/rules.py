@@ -77,6 +77,8 @@ def check(delegates: Iterable[Delegate], settings: RuleOverrides) -> list[Findin
 def _listing(delegate: Delegate, settings: RuleOverrides) -> Iterator[Finding | None]:
     agent = delegate.role == "agent"
     subject = delegate.name
+    if not delegate.listed:
+        return  # the user's alone: the model never sees a listing to judge
     if delegate.problem is not None:
         yield settings.finding("A101", ERROR if agent else WARN, subject, delegate.problem)
         return
