@@ -67,6 +67,9 @@ class Host:
     import_max_files: int | None = None
     #: Endings an import may name (lower case, with the dot); empty: any file.
     import_extensions: frozenset[str] = frozenset()
+    #: An import's text takes the place of its ``@path`` (else the mention stays and the
+    #: imported file is sent beside it).
+    imports_inline: bool = False
     #: Block HTML comments (``<!-- … -->`` on lines of their own) removed before loading.
     strips_html_comments: bool = False
     #: A setting that renames the memory file: ``(file, dotted key)``.
@@ -139,6 +142,7 @@ CLAUDE_CODE = Host(
         "below_working_folder": f"{CLAUDE_MEMORY_DOC}: nested CLAUDE.md when files there are read",
         "import_max_files": f"{CLAUDE_MEMORY_DOC}: imports, five files deep counting the root",
         "import_extensions": f"{CLAUDE_MEMORY_DOC}: an import names a text file",
+        "imports_inline": f"{CLAUDE_MEMORY_DOC}: imported files are loaded beside the importer",
         "strips_html_comments": f"{CLAUDE_MEMORY_DOC}: block HTML comments are left out",
         "memory_file_setting": "none documented",
         "memory_max_bytes": "none documented for CLAUDE.md",
@@ -171,6 +175,7 @@ CODEX = Host(
         "below_working_folder": f"{CODEX_PROJECT_DOC}: root down to the working folder only",
         "import_max_files": f"{CODEX_PROJECT_DOC}: no imports",
         "import_extensions": f"{CODEX_PROJECT_DOC}: no imports",
+        "imports_inline": f"{CODEX_PROJECT_DOC}: no imports",
         "strips_html_comments": f"{CODEX_PROJECT_DOC}: read verbatim (lossy UTF-8)",
         "memory_file_setting": f"{CODEX_PROJECT_DOC}: project_doc_fallback_filenames (config)",
         "memory_max_bytes": f"{CODEX_PROJECT_DOC}: project_doc_max_bytes, 32 KiB by default",
@@ -194,6 +199,7 @@ GEMINI_CLI = Host(
     memory_files=("GEMINI.md",),
     below_working_folder="on demand",
     import_max_files=6,
+    imports_inline=True,
     memory_file_setting=(".gemini/settings.json", "context.fileName"),
     mcp_tools="eager",
     client_capabilities=("roots",),
@@ -204,8 +210,10 @@ GEMINI_CLI = Host(
         "below_working_folder": f"{GEMINI_CORE}: loadJitSubdirectoryMemory",
         "import_max_files": f"{GEMINI_IMPORTS}: maxDepth 5 below the root file",
         "import_extensions": f"{GEMINI_IMPORTS}: any file inside the project root",
+        "imports_inline": f"{GEMINI_IMPORTS}: processImports puts the text where @path was",
         "strips_html_comments": f"{GEMINI_IMPORTS}: text kept as written",
-        "memory_file_setting": f"{GEMINI_CONFIG_DOC}: a string or a list of names",
+        "memory_file_setting": f"{GEMINI_CONFIG_DOC}: a string or a list of names; "
+        "gemini-cli-core 0.61.0 config/config.js setGeminiMdFilename adds them to GEMINI.md",
         "memory_max_bytes": f"{GEMINI_CORE}: no limit",
         "skill_folders": "not read for this version",
         "agent_folders": "not read for this version",
@@ -234,6 +242,7 @@ COPILOT = Host(
         "below_working_folder": f"{COPILOT_DOC}: repository-wide only",
         "import_max_files": f"{COPILOT_DOC}: no imports",
         "import_extensions": f"{COPILOT_DOC}: no imports",
+        "imports_inline": f"{COPILOT_DOC}: no imports",
         "strips_html_comments": f"{COPILOT_DOC}: not documented; kept",
         "memory_file_setting": f"{COPILOT_DOC}: none",
         "memory_max_bytes": f"{COPILOT_DOC}: none documented",
@@ -266,6 +275,7 @@ CURSOR = Host(
         "below_working_folder": f"{CURSOR_RULES_DOC}: nested rules apply to files in their folder",
         "import_max_files": f"{CURSOR_RULES_DOC}: @file references in rules, not followed here",
         "import_extensions": f"{CURSOR_RULES_DOC}: no imports",
+        "imports_inline": f"{CURSOR_RULES_DOC}: no imports",
         "strips_html_comments": f"{CURSOR_RULES_DOC}: not documented; kept",
         "memory_file_setting": f"{CURSOR_RULES_DOC}: none",
         "memory_max_bytes": f"{CURSOR_RULES_DOC}: none documented",

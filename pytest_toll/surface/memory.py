@@ -22,8 +22,9 @@ blank-line joins) is left out.
   adding files once the combined size reaches the limit defined by project_doc_max_bytes
   (32 KiB by default)", truncating the file that crosses it. The nearest, most specific
   files are the ones lost: M102 names them.
-- ``gemini``: ``GEMINI.md`` (or the names ``context.fileName`` in ``.gemini/settings.json``
-  gives, a string or a list) in the folders from the root to the working folder, imports
+- ``gemini``: ``GEMINI.md`` and the names ``context.fileName`` in ``.gemini/settings.json``
+  adds (a string or a list: gemini-cli-core 0.61.0's ``setGeminiMdFilename`` adds them to
+  the default, it does not replace it) in the folders from the root to the working folder, imports
   expanded six files deep; a file below the working folder loads only when a tool touches
   its folder (gemini-cli-core's ``loadJitSubdirectoryMemory``): on demand.
 - ``copilot``: ``.github/copilot-instructions.md``; ``.github/instructions/**/*.instructions.md``
@@ -164,8 +165,21 @@ class _Collector:
         if text is not None:
             self._expand(path, text, 0, [os.path.realpath(path)])
 
+    def _inline(self, index: int, text: str, followed: list[str]) -> None:
+        """A host that puts an import's text where ``@path`` stood (Gemini CLI) sends the
+        importing file without its ``@path`` mentions: count it so."""
+        for target in followed:
+            text = text.replace(f"@{target}", "", 1)
+        file = self.files[index]
+        self.files[index] = MemoryFile(
+            file.path, self.counter.count(text), file.loaded, file.via, file.bytes_read,
+            file.bytes_total,
+        )  # fmt: skip
+
     def _expand(self, path: Path, text: str, hops: int, stack: list[str]) -> None:
         importer = relative(path, self.root)
+        index = len(self.files) - 1  # the importing file was the last one added
+        followed: list[str] = []
         for found in find_imports(text):
             target = resolve(found.target, path)
             exists = os.path.lexists(target)
@@ -197,8 +211,11 @@ class _Collector:
                 except CouldNotJudge as error:
                     broken(f"cannot be read ({error})")
                     continue
+                followed.append(found.target)
                 if imported is not None:
                     self._expand(Path(real), imported, hops + 1, [*stack, real])
+        if followed and self.host.imports_inline:
+            self._inline(index, text, followed)
 
     def _importable(self, real: str) -> bool:
         endings = self.host.import_extensions
@@ -287,7 +304,8 @@ def _codex(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
 
 def gemini_file_names(root: Path) -> tuple[str, ...]:
     """The memory file names Gemini CLI reads: ``context.fileName`` of the project's
-    ``.gemini/settings.json`` (a string or a list), else ``GEMINI.md``."""
+    ``.gemini/settings.json`` (a string or a list) and ``GEMINI.md``, in the order the
+    loader keeps them (sorted, as ``getEnvironmentMemoryPaths`` sorts the paths)."""
     path = root / ".gemini" / "settings.json"
     if not path.is_file():
         return ("GEMINI.md",)
@@ -298,8 +316,8 @@ def gemini_file_names(root: Path) -> tuple[str, ...]:
     context = settings.get("context") if isinstance(settings, dict) else None
     named = context.get("fileName") if isinstance(context, dict) else None
     names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
-    kept = tuple(name for name in names if isinstance(name, str) and name.strip())
-    return kept or ("GEMINI.md",)
+    kept = {name.strip() for name in names if isinstance(name, str) and name.strip()}
+    return tuple(sorted(kept | {"GEMINI.md"}))
 
 
 def _gemini(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:

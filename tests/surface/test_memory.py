@@ -240,15 +240,18 @@ def test_gemini_copilot_and_cursor_files(tmp_path: Path) -> None:
     }
 
 
-def test_gemini_reads_the_names_context_filename_gives(tmp_path: Path) -> None:
-    write(tmp_path / "GEMINI.md", "the default name, renamed away\n")
+def test_gemini_reads_the_names_context_filename_adds(tmp_path: Path) -> None:
+    # gemini-cli-core 0.61.0: setGeminiMdFilename adds the names to GEMINI.md (its loader,
+    # run in test_gemini_oracle.py, reads all three).
+    write(tmp_path / "GEMINI.md", "the default name, still read\n")
     write(tmp_path / "AGENTS.md", "shared\n")
     write(tmp_path / "CONTEXT.md", "second name\n")
     settings = tmp_path / ".gemini" / "settings.json"
     write(settings, '{"context": {"fileName": ["AGENTS.md", "CONTEXT.md"]}}')
-    assert list(files(measure_memory(tmp_path, "gemini"))) == ["AGENTS.md", "CONTEXT.md"]
+    read = list(files(measure_memory(tmp_path, "gemini")))
+    assert read == ["AGENTS.md", "CONTEXT.md", "GEMINI.md"]
     write(settings, '{"context": {"fileName": "CONTEXT.md"}}')
-    assert list(files(measure_memory(tmp_path, "gemini"))) == ["CONTEXT.md"]
+    assert list(files(measure_memory(tmp_path, "gemini"))) == ["CONTEXT.md", "GEMINI.md"]
 
 
 def test_cursor_sources_and_apply_intelligently_descriptions(tmp_path: Path) -> None:
