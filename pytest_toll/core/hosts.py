@@ -93,7 +93,8 @@ class Host:
     described_rules: bool = False
     #: How MCP tool definitions reach the model.
     mcp_tools: ToolLoading = "eager"
-    #: The share of the context window above which tool definitions are deferred.
+    #: The share of the context window above which tool definitions are deferred (Claude
+    #: Code's ``ENABLE_TOOL_SEARCH=auto``; by default it defers them whatever their size).
     mcp_defer_share: float | None = None
     #: Client capabilities the host's MCP ``initialize`` declares.
     client_capabilities: tuple[str, ...] = ()
@@ -132,7 +133,7 @@ CLAUDE_CODE = Host(
     command_folder_prefix=True,
     command_unlisted_key="disable-model-invocation",
     lists_plugins=True,
-    mcp_tools="deferred above threshold",
+    mcp_tools="deferred",
     mcp_defer_share=0.10,
     client_capabilities=("roots",),
     sources={
@@ -153,8 +154,9 @@ CLAUDE_CODE = Host(
         "command_unlisted_key": f"{CLAUDE_SLASH_DOC}: disable-model-invocation: true",
         "lists_plugins": f"{CLAUDE_PLUGINS_DOC}: parts listed once, prefixed by manifest name",
         "described_rules": "not a Claude Code notion",
-        "mcp_tools": f"{CLAUDE_MCP_DOC}: tool search, ENABLE_TOOL_SEARCH=auto",
-        "mcp_defer_share": f"{CLAUDE_MCP_DOC}: auto defers above 10% of the context window",
+        "mcp_tools": f"{CLAUDE_MCP_DOC}: tool search defers MCP tools by default",
+        "mcp_defer_share": f"{CLAUDE_MCP_DOC}: ENABLE_TOOL_SEARCH=auto defers above 10% "
+        "of the context window",
         "client_capabilities": f"{MCP_ROOTS_SPEC}; {CLAUDE_MCP_DOC}: roots declared",
     },
 )

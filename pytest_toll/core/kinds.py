@@ -27,7 +27,12 @@ Where pins live, per kind:
 - ``agents`` and ``commands``: ``pin`` is a map ``{metadata, body}``, gated per level like
   skills; the metadata (the listing) is paid on every request;
 - ``plugins``: ``pin`` maps each component (``skills/pdf``, ``agents/reviewer``,
-  ``commands/commit``) to the tokens its listing costs every request.
+  ``commands/commit``) to the tokens its listing costs every request;
+- ``hosts``: one entry per host (``claude-code``, ``codex`` …); ``pin`` maps every item that
+  host pays on every request (``memory/CLAUDE.md``, ``skills/pdf``, ``commands/git:commit``,
+  ``plugins/x/skills/y``) to its tokens, each gated: a new always-on item is growth from
+  zero. Where a ledger has ``hosts:`` entries the report's fixed cost is per host, from them
+  (and the servers' definitions, as each host loads them), never a sum across hosts.
 """
 
 from __future__ import annotations
@@ -37,7 +42,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 KindName = Literal[
-    "servers", "skills", "memory", "agents", "commands", "plugins", "calls", "transcripts", "tests"
+    "servers",
+    "skills",
+    "memory",
+    "agents",
+    "commands",
+    "plugins",
+    "hosts",
+    "calls",
+    "transcripts",
+    "tests",
 ]
 #: A test's pin of the sum of the requests it captured, and that sum's budget.
 RUN_PIN = "run_pin"
@@ -155,6 +169,16 @@ KINDS: dict[str, Kind] = {
             fixed_cost="total",
             open_parts=True,
             paid_label="plugin listings",
+        ),
+        Kind(
+            "hosts",
+            None,
+            "pin",
+            gated_parts=True,
+            fixed_cost="total",
+            parts_outside_total=(PAST_CUT,),
+            open_parts=True,
+            paid_label="one host's surface",
         ),
         Kind("calls", "pin", "parts"),
         Kind("transcripts", None, None, whole_section=True),

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.hosts import HOSTS as HOST_PROFILES
 from pytest_toll.gate.server_config import DeclaredServer, read_declarations
 from pytest_toll.surface.agents import (
     AGENT_FOLDERS,
@@ -33,6 +34,7 @@ from pytest_toll.surface.agents import (
     command_name,
     delegate_name,
 )
+from pytest_toll.surface.bill import has_files
 from pytest_toll.surface.memory import HOSTS, MEMORY_PLACES
 from pytest_toll.surface.plugins import MARKETPLACE_FILE, PLUGIN_FILE, repository_plugins
 
@@ -400,6 +402,13 @@ def find_plugins(tree: Tree) -> Finds:
         for name, folder in listed
     ]
     return found, notes
+
+
+def find_hosts(tree: Tree) -> Finds:
+    """One ``hosts:`` entry per host with anything it loads in the repository."""
+    return [
+        Found(host.name, {}) for host in HOST_PROFILES.values() if has_files(tree.root, host)
+    ], []
 
 
 def describe_search() -> str:

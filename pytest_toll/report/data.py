@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypedDict, cast
 
 from pytest_toll._version import __version__
+from pytest_toll.core.hosts import HOSTS
 from pytest_toll.core.kinds import KINDS, kind_rank
 
 REPORT_VERSION = 1
@@ -113,7 +114,24 @@ class EntryDict(_EntryFields, total=False):
     detail: dict[str, Any]
 
 
+class HostCostDict(TypedDict):
+    """One host's fixed cost: what every request pays (resident), and with the MCP tool
+    definitions it defers loaded (on use); equal for a host that sends them eagerly."""
+
+    resident: int
+    on_use: int
+    #: How the host sends MCP tool definitions (``eager``, ``deferred``).
+    mcp_tools: str
+    #: The servers' definitions, and whether they cross the host's deferral threshold.
+    servers: int
+    over_defer_threshold: bool
+
+
 class FixedCostDict(TypedDict, total=False):
+    #: The host the figure is for (the one that pays most), None when the ledger has no
+    #: ``hosts:`` entries (then the figure is the sum of the paying kinds' entries).
+    host: str | None
+    hosts: dict[str, HostCostDict]
     tokens: int
     window_share: float
     #: Every server and skill of the ledger was measured: ``tokens`` is the whole figure.
@@ -124,7 +142,7 @@ class FixedCostDict(TypedDict, total=False):
     unmeasured: list[str]
 
 
-class PricingDict(TypedDict):
+class _PricingFields(TypedDict):
     """What the fixed cost, and this change of it, cost at the ledger model's input price.
 
     Present only when the ledger names a ``model:`` whose input price the catalogue knows.
@@ -144,6 +162,11 @@ class PricingDict(TypedDict):
     #: Measured minus pin of the fixed-cost entries that have both, scaled; None: no pins.
     change_tokens: int | None
     change_usd_per_1000: float | None
+
+
+class PricingDict(_PricingFields, total=False):
+    #: Each host's resident fixed cost in USD per 1,000 requests (with ``hosts:`` entries).
+    hosts: dict[str, float]
 
 
 class CollectedDict(TypedDict):
@@ -373,11 +396,49 @@ class SessionReport:
     def failed(self) -> bool:
         return any(entry.failed for entry in self.entries)
 
+    def _measured_servers(self) -> int:
+        return sum(e.measured or 0 for e in self.entries if e.kind == "servers")
+
+    @property
+    def host_costs(self) -> dict[str, HostCostDict]:
+        """Each ``hosts:`` entry's fixed cost: its own surface, and the servers' definitions
+        as the host sends them (every request, or deferred: on use)."""
+        servers = self._measured_servers()
+        costs: dict[str, HostCostDict] = {}
+        for entry in self.entries:
+            if entry.kind != "hosts" or entry.measured is None:
+                continue
+            host = HOSTS.get(entry.name)
+            mode = host.mcp_tools if host is not None else "eager"
+            share = host.mcp_defer_share if host is not None else None
+            costs[entry.name] = {
+                "resident": entry.measured + (servers if mode == "eager" else 0),
+                "on_use": entry.measured + servers,
+                "mcp_tools": mode,
+                "servers": servers,
+                "over_defer_threshold": share is not None and servers > share * self.window,
+            }
+        return costs
+
+    @property
+    def shown_host(self) -> str | None:
+        """The host whose fixed cost the report shows: the one that pays most per request
+        (None without ``hosts:`` entries)."""
+        costs = self.host_costs
+        if not costs:
+            return None
+        return max(costs, key=lambda name: (costs[name]["resident"], -list(costs).index(name)))
+
     @property
     def fixed_cost(self) -> int:
-        """Tokens paid on every request before any work: what each kind's ``fixed_cost``
-        names (server definitions, skill metadata, memory files, subagent and command
-        metadata, plugin listings)."""
+        """Tokens paid on every request before any work. With ``hosts:`` entries: the shown
+        host's own (its surface, and the servers' definitions unless it defers them), never
+        a sum across hosts. Without: what each kind's ``fixed_cost`` names (server
+        definitions, skill metadata, memory files, subagent and command metadata, plugin
+        listings)."""
+        shown = self.shown_host
+        if shown is not None:
+            return self.host_costs[shown]["resident"]
         total = 0
         for entry in self.entries:
             paid = KINDS[entry.kind].fixed_cost if entry.kind in KINDS else None
@@ -390,9 +451,19 @@ class SessionReport:
     @property
     def fixed_cost_change(self) -> int | None:
         """Measured minus pin of the fixed cost, over the entries (servers' totals, skills'
-        metadata parts) that have both; None when none has."""
+        metadata parts) that have both; None when none has. With ``hosts:`` entries, the
+        shown host's entry (and the servers, when it sends them eagerly)."""
+        shown = self.shown_host
         change: int | None = None
         for entry in self.entries:
+            if shown is not None:
+                eager = self.host_costs[shown]["mcp_tools"] == "eager"
+                counted = (entry.kind == "hosts" and entry.name == shown) or (
+                    eager and entry.kind == "servers"
+                )
+                if counted and entry.delta is not None:
+                    change = (change or 0) + entry.delta
+                continue
             paid = KINDS[entry.kind].fixed_cost if entry.kind in KINDS else None
             if paid == "total":
                 deltas = [entry.delta]
@@ -424,6 +495,8 @@ class SessionReport:
         errors = self.fixed_cost_errors
         unmeasured = self.fixed_cost_unmeasured
         return {
+            "host": self.shown_host,
+            "hosts": self.host_costs,
             "tokens": fixed,
             "window_share": fixed / self.window,
             "complete": not errors and not unmeasured,
@@ -465,6 +538,43 @@ class SessionReport:
 
 def _pays_fixed_cost(kind: str) -> bool:
     return kind in KINDS and KINDS[kind].fixed_cost is not None
+
+
+def fixed_cost_subject(fixed: FixedCostDict | Mapping[str, Any], kinds_label: str) -> str:
+    """What the fixed cost figure is: one host's (``claude-code``, and how it sends MCP
+    tool definitions), or without ``hosts:`` entries the paying kinds (``kinds_label``)."""
+    host = fixed.get("host")
+    hosts: Mapping[str, Any] = fixed.get("hosts") or {}
+    if not host or host not in hosts:
+        return kinds_label
+    cost = hosts[host]
+    if cost.get("mcp_tools") == "eager" or not cost.get("servers"):
+        return f"{host}"
+    more = int(cost["on_use"]) - int(cost["resident"])
+    return f"{host}; MCP tool definitions deferred: {more:,} more on use"
+
+
+def other_hosts(fixed: FixedCostDict | Mapping[str, Any]) -> str:
+    """The other hosts' own figures (``codex 1,200 tok, cursor 310 tok``), or ""."""
+    host = fixed.get("host")
+    hosts: Mapping[str, Any] = fixed.get("hosts") or {}
+    others = [
+        f"{name} {int(cost['resident']):,} tok" for name, cost in hosts.items() if name != host
+    ]
+    return ", ".join(others)
+
+
+def deferral_notes(fixed: FixedCostDict | Mapping[str, Any]) -> list[str]:
+    """A note per host whose deferral threshold the servers' definitions cross."""
+    notes = []
+    for name, cost in (fixed.get("hosts") or {}).items():
+        if cost.get("over_defer_threshold"):
+            notes.append(
+                f"{name}: the servers' definitions ({int(cost['servers']):,} tok) cross its "
+                "deferral threshold: even with ENABLE_TOOL_SEARCH=auto they load on use, "
+                "behind tool search, not on every request"
+            )
+    return notes
 
 
 def fixed_cost_gaps(fixed: FixedCostDict | Mapping[str, Any]) -> str:

@@ -5,6 +5,7 @@ import in a code block is never counted; an AGENTS.md chain past 32 KiB is a fin
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -205,3 +206,40 @@ def test_a_line_added_past_codexs_cut_is_a_regression_never_improved(
     text = result.stdout.str()
     assert "IMPROVED" not in text and "improved by" not in text
     result.stdout.fnmatch_lines(["*(past the cut) +* over its pin*", "REGRESSED  memory::codex *"])
+
+
+def test_the_fixed_cost_is_per_host_and_a_new_skill_or_command_fails(
+    repository: pytest.Pytester,
+) -> None:
+    # Issue 35: the fixed cost is one host's, never a sum across hosts; issue 36, item 2: a
+    # new always-on item (a skill, a command) is growth of the pinned fixed cost and fails.
+    root = repository.path
+    write(
+        root / ".claude/skills/pdf/SKILL.md",
+        "---\nname: pdf\ndescription: Fills PDF forms. Use when a form is attached.\n---\nSteps.\n",
+    )
+    done = run_toll("init", cwd=root)
+    assert done.returncode == 0, done.stderr
+    ledger = (root / "toll.yaml").read_text(encoding="utf-8")
+    assert "\nhosts:\n  claude-code:\n" in ledger and "\n  codex:\n" in ledger
+    assert '"skills/pdf": ' in ledger and '"commands/ship": ' in ledger
+    report_path = root / "report.json"
+    result = repository.runpytest(*QUIET, "--toll", f"--toll-json={report_path}")
+    assert result.ret == 0, result.stdout.str()
+    fixed = json.loads(report_path.read_text(encoding="utf-8"))["fixed_cost"]
+    claude, codex = fixed["hosts"]["claude-code"], fixed["hosts"]["codex"]
+    assert fixed["host"] == "claude-code" and fixed["tokens"] == claude["resident"]
+    assert 0 < codex["resident"] < claude["resident"]
+    result.stdout.fnmatch_lines(["fixed cost per request (claude-code): *; other hosts: codex *"])
+    write(
+        root / ".claude/skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Deploys. Use when asked to ship.\n---\nRun it.\n",
+    )
+    write(root / ".claude/commands/git/commit.md", "---\ndescription: Commit\n---\nCommit.\n")
+    for strict in ((), ("--toll-strict",)):
+        result = repository.runpytest(*QUIET, "--toll", *strict)
+        assert result.ret == 1, result.stdout.str()
+        result.stdout.fnmatch_lines(
+            ["*hosts::claude-code*", "*skills/deploy +* (new, not pinned)*"], consecutive=False
+        )
+        assert "commands/git:commit +" in result.stdout.str()
