@@ -34,7 +34,7 @@ def add_surface_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host",
         action="append",
-        choices=[*HOSTS, *BY_MEMORY],
+        choices=list(dict.fromkeys([*HOSTS, *BY_MEMORY])),
         default=None,
         help="the host to measure: its memory files and its fixed cost per request "
         "(repeatable; claude-code or claude, codex, gemini-cli or gemini, copilot, cursor; "
