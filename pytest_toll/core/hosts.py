@@ -91,6 +91,11 @@ class Host:
     lists_plugins: bool = False
     #: Rules whose description is listed on every request while their body waits.
     described_rules: bool = False
+    #: The share of the context window the skill listing may take; past it the host drops
+    #: descriptions (None: no budget known).
+    listing_budget_share: float | None = None
+    #: Characters of one skill's description the listing keeps (None: no cut known).
+    listing_description_chars: int | None = None
     #: How MCP tool definitions reach the model.
     mcp_tools: ToolLoading = "eager"
     #: The share of the context window above which tool definitions are deferred (Claude
@@ -133,6 +138,8 @@ CLAUDE_CODE = Host(
     command_folder_prefix=True,
     command_unlisted_key="disable-model-invocation",
     lists_plugins=True,
+    listing_budget_share=0.01,
+    listing_description_chars=1536,
     mcp_tools="deferred",
     mcp_defer_share=0.10,
     client_capabilities=("roots",),
@@ -154,6 +161,11 @@ CLAUDE_CODE = Host(
         "command_unlisted_key": f"{CLAUDE_SLASH_DOC}: disable-model-invocation: true",
         "lists_plugins": f"{CLAUDE_PLUGINS_DOC}: parts listed once, prefixed by manifest name",
         "described_rules": "not a Claude Code notion",
+        "listing_budget_share": f"{CLAUDE_SKILLS_DOC}: the skill listing's budget, 1% of the "
+        "context window (skillListingBudgetFraction, 2.1.129; claudefa.st/blog/guide/mechanics/"
+        "skill-listing-budget read it from the binary)",
+        "listing_description_chars": f"{CLAUDE_SKILLS_DOC}: each description cut at 1,536 "
+        "characters (claudecodeguides.com/claude-skills-performance-optimization)",
         "mcp_tools": f"{CLAUDE_MCP_DOC}: tool search defers MCP tools by default",
         "mcp_defer_share": f"{CLAUDE_MCP_DOC}: ENABLE_TOOL_SEARCH=auto defers above 10% "
         "of the context window",
@@ -188,6 +200,8 @@ CODEX = Host(
         "command_unlisted_key": "no project commands",
         "lists_plugins": "Codex reads no Claude Code plugin",
         "described_rules": "not a Codex notion",
+        "listing_budget_share": "none known for Codex",
+        "listing_description_chars": "none known for Codex",
         "mcp_tools": "openai/codex codex-rs/core: tools sent with each request",
         "mcp_defer_share": "no deferral threshold",
         "client_capabilities": "openai/codex codex-rs/rmcp-client: no roots capability",
@@ -224,6 +238,8 @@ GEMINI_CLI = Host(
         "command_unlisted_key": "not listed to the model",
         "lists_plugins": "Gemini CLI reads no Claude Code plugin",
         "described_rules": "not a Gemini CLI notion",
+        "listing_budget_share": "no skill listing read",
+        "listing_description_chars": "no skill listing read",
         "mcp_tools": "@google/gemini-cli-core 0.61.0: tool declarations on each request",
         "mcp_defer_share": "no deferral threshold",
         "client_capabilities": "@google/gemini-cli-core 0.61.0 dist/src/tools/mcp-client.js: roots",
@@ -255,6 +271,8 @@ COPILOT = Host(
         "command_unlisted_key": "not read for this version",
         "lists_plugins": "Copilot reads no Claude Code plugin",
         "described_rules": f"{COPILOT_DOC}: applyTo, not descriptions",
+        "listing_budget_share": "no skill listing read",
+        "listing_description_chars": "no skill listing read",
         "mcp_tools": "https://docs.github.com/en/copilot/customizing-copilot/extending-copilot-chat-with-mcp",
         "mcp_defer_share": "no deferral threshold documented",
         "client_capabilities": "not documented",
@@ -288,6 +306,8 @@ CURSOR = Host(
         "command_unlisted_key": "not read for this version",
         "lists_plugins": "Cursor reads no Claude Code plugin",
         "described_rules": f"{CURSOR_RULES_DOC}: Apply Intelligently, description every request",
+        "listing_budget_share": "no skill listing read",
+        "listing_description_chars": "no skill listing read",
         "mcp_tools": "https://cursor.com/docs/context/mcp: tools sent to the agent",
         "mcp_defer_share": "no deferral threshold documented",
         "client_capabilities": "not documented: none assumed",

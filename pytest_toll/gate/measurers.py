@@ -302,6 +302,7 @@ def measure_hosts_entry(
         cwd=None if cwd is None else context.resolve(str(cwd)),
         max_bytes=int(entry.get("max_bytes", CODEX_MAX_BYTES)),
         settings=context.settings(entry, where),
+        window=context.window,
     )
     if not bill.parts and not bill.on_demand:
         raise CouldNotJudge(f"{where}: nothing {host.name} loads was found in {context.root}")

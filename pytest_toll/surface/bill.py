@@ -23,7 +23,9 @@ from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import Finding, RuleOverrides
 from pytest_toll.core.hosts import Host
+from pytest_toll.core.limits import DEFAULT_WINDOW
 from pytest_toll.skills.measuring import measure_skills
+from pytest_toll.surface import rules as surface_rules
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
 from pytest_toll.surface.memory import CODEX_MAX_BYTES, MEMORY_PLACES, measure_memory
 from pytest_toll.surface.plugins import measure_plugin, repository_plugins
@@ -75,14 +77,18 @@ def has_files(root: Path, host: Host) -> bool:
     return any((root / folder).is_dir() for folder in listed)
 
 
-def _listings(root: Path, host: Host, settings: RuleOverrides) -> dict[str, int]:
+def _listings(
+    root: Path, host: Host, settings: RuleOverrides, window: int
+) -> tuple[dict[str, int], list[Finding]]:
     parts: dict[str, int] = {}
+    listed: list[tuple[str, str, int]] = []
     for folder in host.skill_folders:
         try:
             report = measure_skills(root / folder, settings=settings.within("skills"))
         except CouldNotJudge:
             continue  # no such folder, or no skill in it
         parts.update({f"skills/{skill.name}": skill.metadata for skill in report.skills})
+        listed += [(skill.name, skill.description, skill.metadata) for skill in report.skills]
     for role, key, folders in (
         (AGENT, "agents", host.agent_folders),
         (COMMAND, "commands", host.command_folders),
@@ -99,7 +105,15 @@ def _listings(root: Path, host: Host, settings: RuleOverrides) -> dict[str, int]
             plugin = measure_plugin(plugin_folder, name=plugin_name, settings=settings)
             for component in plugin.components:
                 parts[f"plugins/{plugin.name}/{component.name}"] = component.always_on
-    return parts
+    share = host.listing_budget_share
+    findings = surface_rules.listing_budget(
+        settings,
+        host.name,
+        listed,
+        budget=None if share is None else int(share * window),
+        description_chars=host.listing_description_chars,
+    )
+    return parts, findings
 
 
 def host_bill(
@@ -109,6 +123,7 @@ def host_bill(
     cwd: Path | None = None,
     max_bytes: int = CODEX_MAX_BYTES,
     settings: RuleOverrides | None = None,
+    window: int = DEFAULT_WINDOW,
 ) -> HostBill:
     """The bill of ``host`` for a session started in ``cwd`` of the repository at ``root``."""
     settings = settings or RuleOverrides()
@@ -125,5 +140,6 @@ def host_bill(
         parts.update({f"memory/{file.path}": file.tokens for file in memory.always_on})
         on_demand.update({f"memory/{file.path}": file.tokens for file in memory.on_demand})
         findings, past_cut = memory.findings, memory.past_cut
-    parts.update(_listings(root, host, settings))
-    return HostBill(host, parts, on_demand, findings, past_cut)
+    listings, listing_findings = _listings(root, host, settings, window)
+    parts.update(listings)
+    return HostBill(host, parts, on_demand, (*findings, *listing_findings), past_cut)
