@@ -88,7 +88,7 @@ MEMORY_PLACES: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = 
         (".github/copilot-instructions.md",),
         ((".github/instructions", ".instructions.md"),),
     ),
-    "cursor": ((), ((".cursor/rules", ".mdc"),)),
+    "cursor": ((".cursorrules",), ((".cursor/rules", ".mdc"),)),
 }
 
 
