@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypedDict, cast
 
 from pytest_toll._version import __version__
-from pytest_toll.core.hosts import HOSTS
 from pytest_toll.core.kinds import KINDS, kind_rank
+from pytest_toll.report.host_costs import HostCostDict, costs
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).parents[1] / "data" / "report.schema.json"
@@ -112,19 +112,6 @@ class EntryDict(_EntryFields, total=False):
     capture: CaptureDict
     #: Shown, never judged: a server's per-tool split, the heaviest transcript shapes.
     detail: dict[str, Any]
-
-
-class HostCostDict(TypedDict):
-    """One host's fixed cost: what every request pays (resident), and with the MCP tool
-    definitions it defers loaded (on use); equal for a host that sends them eagerly."""
-
-    resident: int
-    on_use: int
-    #: How the host sends MCP tool definitions (``eager``, ``deferred``).
-    mcp_tools: str
-    #: The servers' definitions, and whether they cross the host's deferral threshold.
-    servers: int
-    over_defer_threshold: bool
 
 
 class FixedCostDict(TypedDict, total=False):
@@ -396,29 +383,12 @@ class SessionReport:
     def failed(self) -> bool:
         return any(entry.failed for entry in self.entries)
 
-    def _measured_servers(self) -> int:
-        return sum(e.measured or 0 for e in self.entries if e.kind == "servers")
-
     @property
     def host_costs(self) -> dict[str, HostCostDict]:
-        """Each ``hosts:`` entry's fixed cost: its own surface, and the servers' definitions
-        as the host sends them (every request, or deferred: on use)."""
-        servers = self._measured_servers()
-        costs: dict[str, HostCostDict] = {}
-        for entry in self.entries:
-            if entry.kind != "hosts" or entry.measured is None:
-                continue
-            host = HOSTS.get(entry.name)
-            mode = host.mcp_tools if host is not None else "eager"
-            share = host.mcp_defer_share if host is not None else None
-            costs[entry.name] = {
-                "resident": entry.measured + (servers if mode == "eager" else 0),
-                "on_use": entry.measured + servers,
-                "mcp_tools": mode,
-                "servers": servers,
-                "over_defer_threshold": share is not None and servers > share * self.window,
-            }
-        return costs
+        """Each ``hosts:`` entry's fixed cost (:func:`pytest_toll.report.host_costs.costs`)."""
+        servers = sum(e.measured or 0 for e in self.entries if e.kind == "servers")
+        measured = {e.name: e.measured for e in self.entries if e.kind == "hosts"}
+        return costs(measured, servers, self.window)
 
     @property
     def shown_host(self) -> str | None:
@@ -538,43 +508,6 @@ class SessionReport:
 
 def _pays_fixed_cost(kind: str) -> bool:
     return kind in KINDS and KINDS[kind].fixed_cost is not None
-
-
-def fixed_cost_subject(fixed: FixedCostDict | Mapping[str, Any], kinds_label: str) -> str:
-    """What the fixed cost figure is: one host's (``claude-code``, and how it sends MCP
-    tool definitions), or without ``hosts:`` entries the paying kinds (``kinds_label``)."""
-    host = fixed.get("host")
-    hosts: Mapping[str, Any] = fixed.get("hosts") or {}
-    if not host or host not in hosts:
-        return kinds_label
-    cost = hosts[host]
-    if cost.get("mcp_tools") == "eager" or not cost.get("servers"):
-        return f"{host}"
-    more = int(cost["on_use"]) - int(cost["resident"])
-    return f"{host}; MCP tool definitions deferred: {more:,} more on use"
-
-
-def other_hosts(fixed: FixedCostDict | Mapping[str, Any]) -> str:
-    """The other hosts' own figures (``codex 1,200 tok, cursor 310 tok``), or ""."""
-    host = fixed.get("host")
-    hosts: Mapping[str, Any] = fixed.get("hosts") or {}
-    others = [
-        f"{name} {int(cost['resident']):,} tok" for name, cost in hosts.items() if name != host
-    ]
-    return ", ".join(others)
-
-
-def deferral_notes(fixed: FixedCostDict | Mapping[str, Any]) -> list[str]:
-    """A note per host whose deferral threshold the servers' definitions cross."""
-    notes = []
-    for name, cost in (fixed.get("hosts") or {}).items():
-        if cost.get("over_defer_threshold"):
-            notes.append(
-                f"{name}: the servers' definitions ({int(cost['servers']):,} tok) cross its "
-                "deferral threshold: even with ENABLE_TOOL_SEARCH=auto they load on use, "
-                "behind tool search, not on every request"
-            )
-    return notes
 
 
 def fixed_cost_gaps(fixed: FixedCostDict | Mapping[str, Any]) -> str:

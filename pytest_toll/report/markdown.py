@@ -27,13 +27,11 @@ from pytest_toll.report.data import (
     EntryDict,
     ReportDict,
     biggest_changes,
-    deferral_notes,
     entry_label,
     fixed_cost_gaps,
-    fixed_cost_subject,
-    other_hosts,
     tally_of,
 )
+from pytest_toll.report.host_costs import deferral_notes, fixed_cost_subject, other_hosts
 
 #: A pull-request or issue comment body may hold at most this many characters; a byte count
 #: of UTF-8 is never smaller than the character count, so a byte budget this size is safe.

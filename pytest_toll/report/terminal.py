@@ -26,12 +26,10 @@ from pytest_toll.report.data import (
     Outcome,
     SessionReport,
     biggest_changes,
-    deferral_notes,
     fixed_cost_gaps,
-    fixed_cost_subject,
-    other_hosts,
     tally,
 )
+from pytest_toll.report.host_costs import deferral_notes, fixed_cost_subject, other_hosts
 from pytest_toll.report.markdown import capture_line, number, request_line, signed
 
 _SYMBOL: dict[Outcome, str] = {
