@@ -84,7 +84,7 @@ class Host:
     command_folders: tuple[str, ...] = ()
     #: A command in a subfolder is listed as ``folder:name`` (else by its file name alone).
     command_folder_prefix: bool = False
-    #: A command with this frontmatter key set to true is left out of the listing.
+    #: A command or skill with this frontmatter key set to true is left out of the listing.
     command_unlisted_key: str | None = None
     #: Plugins (``.claude-plugin/plugin.json``) the host lists, each part once, under the
     #: manifest's name.
@@ -158,7 +158,8 @@ CLAUDE_CODE = Host(
         "agent_folders": "https://code.claude.com/docs/en/sub-agents: .claude/agents/*.md",
         "command_folders": f"{CLAUDE_SLASH_DOC}: .claude/commands/**/*.md",
         "command_folder_prefix": f"{CLAUDE_SLASH_DOC}: git/commit.md is listed git:commit",
-        "command_unlisted_key": f"{CLAUDE_SLASH_DOC}: disable-model-invocation: true",
+        "command_unlisted_key": f"{CLAUDE_SLASH_DOC}, {CLAUDE_SKILLS_DOC}: "
+        "disable-model-invocation: true, the description not in context",
         "lists_plugins": f"{CLAUDE_PLUGINS_DOC}: parts listed once, prefixed by manifest name",
         "described_rules": "not a Claude Code notion",
         "listing_budget_share": f"{CLAUDE_SKILLS_DOC}: the skill listing's budget, 1% of the "

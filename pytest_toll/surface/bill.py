@@ -15,6 +15,7 @@ parts, never in them. MCP tool definitions are not here: their cost comes from t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,11 @@ def has_files(root: Path, host: Host) -> bool:
     return any((root / folder).is_dir() for folder in listed)
 
 
+def _listed(fields: Mapping[str, Any] | None, host: Host) -> bool:
+    key = host.command_unlisted_key
+    return not (key and isinstance(fields, Mapping) and fields.get(key) is True)
+
+
 def _listings(
     root: Path, host: Host, settings: RuleOverrides, window: int
 ) -> tuple[dict[str, int], list[Finding]]:
@@ -87,8 +93,11 @@ def _listings(
             report = measure_skills(root / folder, settings=settings.within("skills"))
         except CouldNotJudge:
             continue  # no such folder, or no skill in it
-        parts.update({f"skills/{skill.name}": skill.metadata for skill in report.skills})
-        listed += [(skill.name, skill.description, skill.metadata) for skill in report.skills]
+        # A skill the model may not invoke (Claude Code's disable-model-invocation) is the
+        # user's alone: its description is not listed.
+        shown = [skill for skill in report.skills if _listed(skill.frontmatter, host)]
+        parts.update({f"skills/{skill.name}": skill.metadata for skill in shown})
+        listed += [(skill.name, skill.description, skill.metadata) for skill in shown]
     for role, key, folders in (
         (AGENT, "agents", host.agent_folders),
         (COMMAND, "commands", host.command_folders),

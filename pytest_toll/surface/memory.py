@@ -83,7 +83,8 @@ _APPLY_EVERYWHERE = frozenset({"**", "**/*", "*"})
 MEMORY_PLACES: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {
     "claude": (CLAUDE_FILES, ((".claude/rules", ".md"),)),
     "codex": (CODEX_FILES, ()),
-    "gemini": (("GEMINI.md",), ()),
+    # Gemini CLI's settings may name other memory files (context.fileName).
+    "gemini": (("GEMINI.md", ".gemini/settings.json"), ()),
     "copilot": (
         (".github/copilot-instructions.md",),
         ((".github/instructions", ".instructions.md"),),

@@ -36,6 +36,10 @@ def test_each_host_pays_only_its_own_items(tmp_path: Path) -> None:
         tmp_path / ".claude/commands/release.md",
         "---\ndisable-model-invocation: true\ndescription: Release\n---\nTag.\n",
     )
+    write(
+        tmp_path / ".claude/skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Deploys.\ndisable-model-invocation: true\n---\nGo.\n",
+    )
     claude = host_bill(tmp_path, HOSTS["claude-code"])
     assert claude.parts == {
         "memory/CLAUDE.md": count("claude rules\n"),
