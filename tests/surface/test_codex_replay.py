@@ -17,7 +17,7 @@ from pytest_toll.surface.records import ALWAYS_ON
 HUGE = "A" * 2048
 
 #: (case, files to write, working folder, project_doc_max_bytes, the files read, the text).
-CASES = (
+CASES: tuple[tuple[str, dict[str, str], str, int, list[str], str], ...] = (
     ("doc_smaller_than_limit_is_returned", {"AGENTS.md": "hello world"}, ".", 4096,
      ["AGENTS.md"], "hello world"),
     ("doc_larger_than_limit_is_truncated", {"AGENTS.md": HUGE}, ".", 1024,
