@@ -11,6 +11,7 @@ from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION
 from pytest_toll.cli.options import add_json_option
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import has_errors
+from pytest_toll.core.hosts import BY_MEMORY, HOSTS, host_named
 from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.surface.agents import (
     AGENT,
@@ -19,8 +20,9 @@ from pytest_toll.surface.agents import (
     COMMAND_FOLDERS,
     measure_delegates,
 )
-from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, hosts_in, measure_memory
-from pytest_toll.surface.plugins import PLUGIN_FILE, marketplace_plugins, measure_plugin
+from pytest_toll.surface.bill import has_files, host_bill
+from pytest_toll.surface.memory import CODEX_MAX_BYTES, measure_memory
+from pytest_toll.surface.plugins import measure_plugin, repository_plugins
 from pytest_toll.surface.render import Surface, render_fresh, render_text
 from pytest_toll.surface.report import DelegatesReport
 
@@ -32,9 +34,11 @@ def add_surface_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host",
         action="append",
-        choices=HOSTS,
+        choices=list(dict.fromkeys([*HOSTS, *BY_MEMORY])),
         default=None,
-        help="the host whose memory to read (repeatable; default: every host with files here)",
+        help="the host to measure: its memory files and its fixed cost per request "
+        "(repeatable; claude-code or claude, codex, gemini-cli or gemini, copilot, cursor; "
+        "default: every host with files here)",
     )
     parser.add_argument(
         "--cwd",
@@ -94,14 +98,16 @@ def measure_surface(
     if not root.is_dir():
         raise CouldNotJudge(f"{root}: not a folder")
     working = None if cwd is None else root / cwd
+    named = [host_named(name) for name in hosts or ()]
+    chosen = [h for h in named if h is not None] or [
+        host for host in HOSTS.values() if has_files(root, host)
+    ]
     memory = tuple(
-        measure_memory(root, host, cwd=working, max_bytes=max_bytes)
-        for host in (hosts or hosts_in(root))
+        measure_memory(root, host.memory, cwd=working, max_bytes=max_bytes) for host in chosen
     )
-    listed, notes = marketplace_plugins(root)
+    bills = tuple(host_bill(root, host, cwd=working, max_bytes=max_bytes) for host in chosen)
+    listed, notes = repository_plugins(root)
     plugins = [measure_plugin(folder, name=name) for name, folder in listed]
-    if (root / PLUGIN_FILE).is_file():
-        plugins.insert(0, measure_plugin(root))
     return Surface(
         root=root.as_posix(),
         memory=memory,
@@ -110,6 +116,7 @@ def measure_surface(
         commands=_delegates(root, COMMAND),
         plugins=tuple(plugins),
         notes=tuple(notes),
+        bills=bills,
     )
 
 
@@ -118,6 +125,7 @@ def surface_dict(surface: Surface) -> dict[str, object]:
         "kind": "surface",
         "root": surface.root,
         "host_rows": "system prompt and built-in tools are the host's: not known, not guessed",
+        "fixed_cost": {bill.host.name: bill.as_dict() for bill in surface.bills},
         "memory": [report.as_dict() for report in surface.memory],
         "skills_metadata": surface.skills_metadata,
         "agents": surface.agents.as_dict() if surface.agents else None,

@@ -22,10 +22,17 @@ Where pins live, per kind:
 - ``tests``: ``pin`` is the test's measured total;
 - ``memory``: ``pin`` maps each always-on memory file of one host to its tokens, every file
   gated on its own (the diff names the file that grew); a file not pinned yet is growth;
+  a chain past the host's byte cut also pins the tokens it loses (``(past the cut)``),
+  gated, outside the total: more lost is a regression, never an improvement;
 - ``agents`` and ``commands``: ``pin`` is a map ``{metadata, body}``, gated per level like
   skills; the metadata (the listing) is paid on every request;
 - ``plugins``: ``pin`` maps each component (``skills/pdf``, ``agents/reviewer``,
-  ``commands/commit``) to the tokens its listing costs every request.
+  ``commands/commit``) to the tokens its listing costs every request;
+- ``hosts``: one entry per host (``claude-code``, ``codex`` …); ``pin`` maps every item that
+  host pays on every request (``memory/CLAUDE.md``, ``skills/pdf``, ``commands/git:commit``,
+  ``plugins/x/skills/y``) to its tokens, each gated: a new always-on item is growth from
+  zero. Where a ledger has ``hosts:`` entries the report's fixed cost is per host, from them
+  (and the servers' definitions, as each host loads them), never a sum across hosts.
 """
 
 from __future__ import annotations
@@ -35,13 +42,26 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 KindName = Literal[
-    "servers", "skills", "memory", "agents", "commands", "plugins", "calls", "transcripts", "tests"
+    "servers",
+    "skills",
+    "memory",
+    "agents",
+    "commands",
+    "plugins",
+    "hosts",
+    "calls",
+    "transcripts",
+    "tests",
 ]
 #: A test's pin of the sum of the requests it captured, and that sum's budget.
 RUN_PIN = "run_pin"
 RUN_BUDGET = "run_budget"
 #: A skill's scripts, which the agent runs: their output enters the context, their source not.
 EXECUTED = "executed"
+#: The part of a ``memory:`` entry holding the tokens past a host's byte cut (Codex's
+#: project_doc_max_bytes): pinned and gated like a file, since growth there is instructions
+#: lost, but never in the total: no request pays for what the host never reads.
+PAST_CUT = "(past the cut)"
 
 
 @dataclass(frozen=True)
@@ -121,6 +141,7 @@ KINDS: dict[str, Kind] = {
             "pin",
             gated_parts=True,
             fixed_cost="total",
+            parts_outside_total=(PAST_CUT,),
             open_parts=True,
             paid_label="memory files",
         ),
@@ -148,6 +169,16 @@ KINDS: dict[str, Kind] = {
             fixed_cost="total",
             open_parts=True,
             paid_label="plugin listings",
+        ),
+        Kind(
+            "hosts",
+            None,
+            "pin",
+            gated_parts=True,
+            fixed_cost="total",
+            parts_outside_total=(PAST_CUT,),
+            open_parts=True,
+            paid_label="one host's surface",
         ),
         Kind("calls", "pin", "parts"),
         Kind("transcripts", None, None, whole_section=True),

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.hosts import HOSTS as HOST_PROFILES
 from pytest_toll.gate.server_config import DeclaredServer, read_declarations
 from pytest_toll.surface.agents import (
     AGENT_FOLDERS,
@@ -33,8 +34,9 @@ from pytest_toll.surface.agents import (
     command_name,
     delegate_name,
 )
+from pytest_toll.surface.bill import has_files
 from pytest_toll.surface.memory import HOSTS, MEMORY_PLACES
-from pytest_toll.surface.plugins import MARKETPLACE_FILE, PLUGIN_FILE, marketplace_plugins
+from pytest_toll.surface.plugins import MARKETPLACE_FILE, PLUGIN_FILE, repository_plugins
 
 SKILL_FILE = "SKILL.md"
 
@@ -387,23 +389,26 @@ def find_commands(tree: Tree) -> Finds:
 
 
 def find_plugins(tree: Tree) -> Finds:
-    """The plugin at the root (``.claude-plugin/plugin.json``) and each plugin a
-    marketplace lists in the repository."""
-    found: list[Found] = []
-    listed: list[tuple[str, Path]] = []
-    notes: list[str] = []
-    if tree.is_file(MARKETPLACE_FILE):
-        try:
-            listed, notes = marketplace_plugins(tree.root)
-        except CouldNotJudge as error:
-            raise UsageError(str(error)) from None
-    if tree.is_file(PLUGIN_FILE):
-        found.append(Found(tree.root.resolve().name, {"path": "."}))
-    found += [
+    """The plugin at the root (``.claude-plugin/plugin.json``, named by its manifest) and
+    each plugin a marketplace lists in the repository, each once."""
+    if not tree.is_file(MARKETPLACE_FILE) and not tree.is_file(PLUGIN_FILE):
+        return [], []
+    try:
+        listed, notes = repository_plugins(tree.root)
+    except CouldNotJudge as error:
+        raise UsageError(str(error)) from None
+    found = [
         Found(name, {"path": Path(os.path.relpath(folder, tree.root)).as_posix()})
         for name, folder in listed
     ]
     return found, notes
+
+
+def find_hosts(tree: Tree) -> Finds:
+    """One ``hosts:`` entry per host with anything it loads in the repository."""
+    return [
+        Found(host.name, {}) for host in HOST_PROFILES.values() if has_files(tree.root, host)
+    ], []
 
 
 def describe_search() -> str:

@@ -26,6 +26,7 @@ from pytest_toll.gate.measurers import (
     measure_agents_entry,
     measure_calls_entry,
     measure_commands_entry,
+    measure_hosts_entry,
     measure_memory_entry,
     measure_plugins_entry,
     measure_servers_entry,
@@ -45,6 +46,7 @@ MEASURERS: dict[KindName, EntryMeasurer] = {
     "agents": measure_agents_entry,
     "commands": measure_commands_entry,
     "plugins": measure_plugins_entry,
+    "hosts": measure_hosts_entry,
     "calls": measure_calls_entry,
     "transcripts": measure_transcripts_entry,
 }
@@ -170,5 +172,11 @@ FINDERS: dict[KindName, Finder] = {
         discovery.find_plugins,
         pinned_parts,
         "# Plugins: what installing each costs every request, one pin per component.",
+    ),
+    "hosts": Finder(
+        discovery.find_hosts,
+        pinned_parts,
+        "# Each host's fixed cost: every item it pays on every request, one pin each. A new\n"
+        "# skill, command or memory file is growth from zero here, and fails the gate.",
     ),
 }

@@ -18,12 +18,14 @@ from pytest_toll.calls.measuring import PARTS
 from pytest_toll.core.envrefs import expand
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding
-from pytest_toll.core.kinds import EXECUTED
+from pytest_toll.core.hosts import HOSTS as HOST_PROFILES
+from pytest_toll.core.kinds import EXECUTED, PAST_CUT
 from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
 from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
+from pytest_toll.surface.bill import host_bill
 from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, measure_memory
 from pytest_toll.surface.plugins import measure_plugin
 from pytest_toll.transcripts.decisions import judge_decisions
@@ -214,10 +216,14 @@ def measure_memory_entry(
     )
     if not report.files:
         raise CouldNotJudge(f"{where}: no {report.host} memory file found in {context.root}")
+    parts = {file.path: file.tokens for file in report.always_on}
+    if report.past_cut:
+        # What the host never reads: more of it is instructions lost, a regression of its own.
+        parts[PAST_CUT] = report.past_cut
     return EntryMeasurement(
         total=report.total,
         method=report.method,
-        parts={file.path: file.tokens for file in report.always_on},
+        parts=parts,
         findings=_findings(report.findings),
         detail={"files": [file.as_dict() for file in report.files]},
     )
@@ -277,4 +283,36 @@ def measure_plugins_entry(
             "hooks": list(report.hooks),
             "mcp_servers": list(report.mcp_servers),
         },
+    )
+
+
+def measure_hosts_entry(
+    name: str, entry: Mapping[str, Any], context: EntryContext
+) -> EntryMeasurement:
+    """One host's bill: every item it pays on every request a gated part (a new skill or
+    command is growth from zero); tokens past its byte cut a gated part outside the total."""
+    where = f"hosts.{name}"
+    host = HOST_PROFILES.get(name)
+    if host is None:
+        raise UsageError(f"{where}: {name!r} is not one of {', '.join(HOST_PROFILES)}")
+    cwd = entry.get("cwd")
+    bill = host_bill(
+        context.root,
+        host,
+        cwd=None if cwd is None else context.resolve(str(cwd)),
+        max_bytes=int(entry.get("max_bytes", CODEX_MAX_BYTES)),
+        settings=context.settings(entry, where),
+        window=context.window,
+    )
+    if not bill.parts and not bill.on_demand:
+        raise CouldNotJudge(f"{where}: nothing {host.name} loads was found in {context.root}")
+    parts = dict(bill.parts)
+    if bill.past_cut:
+        parts[PAST_CUT] = bill.past_cut
+    return EntryMeasurement(
+        total=bill.total,
+        method=bill.method,
+        parts=parts,
+        findings=_findings(bill.findings),
+        detail={"on_demand": dict(bill.on_demand), "mcp_tools": host.mcp_tools},
     )

@@ -7,6 +7,7 @@ as a build artifact; the JSON is the "endpoint" shape shields.io reads from any 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -189,9 +190,12 @@ def badge_for(report: ReportDict) -> Badge:
         gap = ERROR_MESSAGE
     elif fixed.get("unmeasured"):
         gap = PARTIAL_MESSAGE
-    return make_badge(
+    badge = make_badge(
         headline_tokens(report),
         failed=bool(report.get("failed")),
         gap=gap,
         link=project.home_url() or "",
     )
+    host = fixed.get("host")
+    # The figure is one host's: the badge says whose.
+    return dataclasses.replace(badge, label=f"{LABEL} ({host})") if host else badge

@@ -18,6 +18,7 @@ from typing import Any, Final, Literal, TypedDict, cast
 
 from pytest_toll._version import __version__
 from pytest_toll.core.kinds import KINDS, kind_rank
+from pytest_toll.report.host_costs import HostCostDict, costs
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).parents[1] / "data" / "report.schema.json"
@@ -114,6 +115,10 @@ class EntryDict(_EntryFields, total=False):
 
 
 class FixedCostDict(TypedDict, total=False):
+    #: The host the figure is for (the one that pays most), None when the ledger has no
+    #: ``hosts:`` entries (then the figure is the sum of the paying kinds' entries).
+    host: str | None
+    hosts: dict[str, HostCostDict]
     tokens: int
     window_share: float
     #: Every server and skill of the ledger was measured: ``tokens`` is the whole figure.
@@ -124,7 +129,7 @@ class FixedCostDict(TypedDict, total=False):
     unmeasured: list[str]
 
 
-class PricingDict(TypedDict):
+class _PricingFields(TypedDict):
     """What the fixed cost, and this change of it, cost at the ledger model's input price.
 
     Present only when the ledger names a ``model:`` whose input price the catalogue knows.
@@ -144,6 +149,11 @@ class PricingDict(TypedDict):
     #: Measured minus pin of the fixed-cost entries that have both, scaled; None: no pins.
     change_tokens: int | None
     change_usd_per_1000: float | None
+
+
+class PricingDict(_PricingFields, total=False):
+    #: Each host's resident fixed cost in USD per 1,000 requests (with ``hosts:`` entries).
+    hosts: dict[str, float]
 
 
 class CollectedDict(TypedDict):
@@ -374,10 +384,31 @@ class SessionReport:
         return any(entry.failed for entry in self.entries)
 
     @property
+    def host_costs(self) -> dict[str, HostCostDict]:
+        """Each ``hosts:`` entry's fixed cost (:func:`pytest_toll.report.host_costs.costs`)."""
+        servers = sum(e.measured or 0 for e in self.entries if e.kind == "servers")
+        measured = {e.name: e.measured for e in self.entries if e.kind == "hosts"}
+        return costs(measured, servers, self.window)
+
+    @property
+    def shown_host(self) -> str | None:
+        """The host whose fixed cost the report shows: the one that pays most per request
+        (None without ``hosts:`` entries)."""
+        costs = self.host_costs
+        if not costs:
+            return None
+        return max(costs, key=lambda name: (costs[name]["resident"], -list(costs).index(name)))
+
+    @property
     def fixed_cost(self) -> int:
-        """Tokens paid on every request before any work: what each kind's ``fixed_cost``
-        names (server definitions, skill metadata, memory files, subagent and command
-        metadata, plugin listings)."""
+        """Tokens paid on every request before any work. With ``hosts:`` entries: the shown
+        host's own (its surface, and the servers' definitions unless it defers them), never
+        a sum across hosts. Without: what each kind's ``fixed_cost`` names (server
+        definitions, skill metadata, memory files, subagent and command metadata, plugin
+        listings)."""
+        shown = self.shown_host
+        if shown is not None:
+            return self.host_costs[shown]["resident"]
         total = 0
         for entry in self.entries:
             paid = KINDS[entry.kind].fixed_cost if entry.kind in KINDS else None
@@ -390,9 +421,19 @@ class SessionReport:
     @property
     def fixed_cost_change(self) -> int | None:
         """Measured minus pin of the fixed cost, over the entries (servers' totals, skills'
-        metadata parts) that have both; None when none has."""
+        metadata parts) that have both; None when none has. With ``hosts:`` entries, the
+        shown host's entry (and the servers, when it sends them eagerly)."""
+        shown = self.shown_host
         change: int | None = None
         for entry in self.entries:
+            if shown is not None:
+                eager = self.host_costs[shown]["mcp_tools"] == "eager"
+                counted = (entry.kind == "hosts" and entry.name == shown) or (
+                    eager and entry.kind == "servers"
+                )
+                if counted and entry.delta is not None:
+                    change = (change or 0) + entry.delta
+                continue
             paid = KINDS[entry.kind].fixed_cost if entry.kind in KINDS else None
             if paid == "total":
                 deltas = [entry.delta]
@@ -424,6 +465,8 @@ class SessionReport:
         errors = self.fixed_cost_errors
         unmeasured = self.fixed_cost_unmeasured
         return {
+            "host": self.shown_host,
+            "hosts": self.host_costs,
             "tokens": fixed,
             "window_share": fixed / self.window,
             "complete": not errors and not unmeasured,

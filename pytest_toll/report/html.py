@@ -21,6 +21,7 @@ from typing import Any
 from pytest_toll._version import __version__
 from pytest_toll.core.kinds import fixed_cost_label
 from pytest_toll.report.data import entry_label, tally_of
+from pytest_toll.report.host_costs import fixed_cost_subject
 from pytest_toll.report.html_findings import findings_section, session_findings_section
 from pytest_toll.report.svg import (
     BAD,
@@ -535,7 +536,8 @@ def render_page(
         fixed = session.get("fixed_cost", {})
         kinds = (entry.get("kind", "") for entry in session.get("entries") or [])
         size = int(session.get("window") or window or 1)
-        label = f"{fixed_cost_label(kinds)}, o200k"
+        # One host's figure where the ledger has hosts: entries: the label names it.
+        label = f"{fixed_cost_subject(fixed, fixed_cost_label(kinds))}, o200k"
         sections.append(window_section(int(fixed.get("tokens", 0)), size, label))
         sections.append(session_servers(session))
         sections.append(skills_section(session_skills(session)))

@@ -31,6 +31,7 @@ from pytest_toll.report.data import (
     fixed_cost_gaps,
     tally_of,
 )
+from pytest_toll.report.host_costs import deferral_notes, fixed_cost_subject, other_hosts
 
 #: A pull-request or issue comment body may hold at most this many characters; a byte count
 #: of UTF-8 is never smaller than the character count, so a byte budget this size is safe.
@@ -201,11 +202,14 @@ def fixed_cost_line(report: ReportDict) -> str:
     shown = f"{share:.1f}" if share >= 1 else f"{share:.2f}"
     gaps = fixed_cost_gaps(fixed)
     at_least = "≥ " if gaps else ""
+    label = fixed_cost_label(entry.get("kind", "") for entry in report.get("entries") or [])
+    others = other_hosts(fixed)
     return (
-        f"Fixed cost per request "
-        f"({fixed_cost_label(entry.get('kind', '') for entry in report.get('entries') or [])}): "
+        f"Fixed cost per request ({text(fixed_cost_subject(fixed, label))}): "
         f"**{at_least}{tokens:,} tok (o200k)**, ~{shown}% of a {window:,}-token window"
-        + (f" ({gaps})." if gaps else ".")
+        + (f" ({gaps})" if gaps else "")
+        + (f"; other hosts, each its own: {text(others)}." if others else ".")
+        + "".join(f"\n\n> {text(note)}" for note in deferral_notes(fixed))
     )
 
 
@@ -234,15 +238,23 @@ def pricing_line(report: ReportDict) -> str | None:
     if not pricing.get("scale_measured", True):
         method += ", scale not measured"
     at_least = "≥ " if fixed_cost_gaps(report.get("fixed_cost") or {}) else ""
+    host = (report.get("fixed_cost") or {}).get("host")
     line = (
         f"At {text(pricing['model'])} input prices ({usd(price)}/MTok, {text(method)}): "
         f"**{at_least}{usd(float(pricing['fixed_cost_usd_per_1000']))}** per 1,000 requests"
+        + (f" ({text(host)})" if host else "")
     )
     change = pricing.get("change_usd_per_1000")
     if change is not None:
         line += f"; this change: {usd(float(change), sign=True)} per 1,000 requests"
     tokens = int(pricing["fixed_cost_tokens"])
-    return line + f" (uncached input; the fixed cost is {tokens:,} tok {text(method)})."
+    others = [
+        f"{text(name)} {usd(float(value))}"
+        for name, value in (pricing.get("hosts") or {}).items()
+        if name != host
+    ]
+    line += f" (uncached input; the fixed cost is {tokens:,} tok {text(method)})"
+    return line + (f"; other hosts: {', '.join(others)}." if others else ".")
 
 
 def change_line(entry: EntryDict, biggest: int = 5) -> str | None:

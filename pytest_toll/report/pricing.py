@@ -42,7 +42,7 @@ def price_report(report: SessionReport, model: Model) -> PricingDict | None:
         return None
     change = report.fixed_cost_change
     change_tokens = None if change is None else scaled_tokens(change, factor)
-    return {
+    priced: PricingDict = {
         "model": model.name,
         "input_usd_per_mtok": float(price),
         "scale": factor,
@@ -55,3 +55,13 @@ def price_report(report: SessionReport, model: Model) -> PricingDict | None:
             None if change_tokens is None else usd_per_requests(change_tokens, price)
         ),
     }
+    hosts = report.host_costs
+    if hosts:
+        per_host: dict[str, float] = {}
+        for name, cost in hosts.items():
+            scaled = scaled_tokens(cost["resident"], factor)
+            host_price = model.input_price(scaled)
+            if host_price is not None:
+                per_host[name] = usd_per_requests(scaled, host_price)
+        priced["hosts"] = per_host
+    return priced

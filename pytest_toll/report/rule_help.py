@@ -152,6 +152,11 @@ RULES: dict[str, RuleHelp] = {
         "Every listing is paid on every request. Keep the description short; put detail in "
         "the body, which loads only when the subagent or command is used.",
     ),
+    "A104": RuleHelp(
+        "a skill listing past what its host keeps",
+        "The host cuts long descriptions and drops descriptions past its listing budget: "
+        "a skill without its description is rarely chosen. Shorten or merge descriptions.",
+    ),
 }
 
 

@@ -29,6 +29,7 @@ from pytest_toll.report.data import (
     fixed_cost_gaps,
     tally,
 )
+from pytest_toll.report.host_costs import deferral_notes, fixed_cost_subject, other_hosts
 from pytest_toll.report.markdown import capture_line, number, request_line, signed
 
 _SYMBOL: dict[Outcome, str] = {
@@ -69,10 +70,16 @@ def window_line(report: SessionReport) -> str:
     gaps = fixed_cost_gaps(report.fixed_cost_dict())
     # A figure that leaves out what could not be measured is a lower bound, and says why.
     at_least = "≥ " if gaps else ""
+    fixed_dict = report.fixed_cost_dict()
+    subject = fixed_cost_subject(fixed_dict, fixed_cost_label(e.kind for e in report.entries))
+    others = other_hosts(fixed_dict)
     return (
-        f"fixed cost per request ({fixed_cost_label(e.kind for e in report.entries)}): "
+        f"fixed cost per request ({subject}): "
         f"{at_least}{fixed:,} tok "
-        f"(o200k), ~{shown}% of a {report.window:,} window" + (f" ({gaps})" if gaps else "")
+        f"(o200k), ~{shown}% of a {report.window:,} window"
+        + (f" ({gaps})" if gaps else "")
+        + (f"; other hosts: {others}" if others else "")
+        + "".join(f"\nnote: {note}" for note in deferral_notes(fixed_dict))
     )
 
 

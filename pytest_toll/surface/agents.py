@@ -11,11 +11,12 @@ context) or a command is invoked. Both levels are measured in o200k tokens; the 
 ``name: description`` as for a skill, the host's bullet and slash left out.
 
 A command's description is its frontmatter ``description``, else "First line of command
-prompt", and a command in a subfolder keeps its file name: ``git/commit.md`` is ``/commit``,
-shown with ``(project:git)`` — both from the command-development reference that ships in
-anthropics/claude-code's plugin-dev plugin (found with the search tool). The listing counted
-is ``commit: description``; the ledger names the entry ``git:commit`` so two folders' commands
-of one name stay apart. A Codex agent is TOML with ``name``, ``description`` and
+prompt" (the command-development reference that ships in anthropics/claude-code's plugin-dev
+plugin, found with the search tool). Claude Code (the row of :mod:`pytest_toll.core.hosts`)
+lists a command in a subfolder by its folder: ``git/commit.md`` is ``git:commit``, and the
+listing counted is ``git:commit: description``; a command with
+``disable-model-invocation: true`` is not listed to the model at all (only the user runs
+it): its metadata is 0 and no listing rule applies to it. A Codex agent is TOML with ``name``, ``description`` and
 ``developer_instructions`` (its body), as Codex's subagent docs describe.
 """
 
@@ -29,6 +30,7 @@ from typing import Any
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import RuleOverrides, worst_first
+from pytest_toll.core.hosts import CLAUDE_CODE
 from pytest_toll.skills.records import metadata_text
 from pytest_toll.surface import rules as surface_rules
 from pytest_toll.surface.files import read_text_inside, relative, split_frontmatter, walk_files
@@ -105,18 +107,24 @@ def measure_delegate(
         description = _first_line(body)
         source = "first line" if description else ""
     name = name or _name(fields, path)
-    # A command is listed by its file name; its folder is a label the host adds.
-    listed = path.stem if role == COMMAND else name
+    # Claude Code lists a command under its folder-prefixed name (git:commit).
+    prefixed = CLAUDE_CODE.command_folder_prefix
+    listed_name = (name if prefixed else path.stem) if role == COMMAND else name
+    unlisted_key = CLAUDE_CODE.command_unlisted_key
+    listed = not (role == COMMAND and unlisted_key and fields.get(unlisted_key) is True)
     return Delegate(
         role=role,
         name=name,
         path=relative(path, root),
-        metadata=counter.count(metadata_text(listed, description)) if description else 0,
+        metadata=(
+            counter.count(metadata_text(listed_name, description)) if description and listed else 0
+        ),
         body=counter.count(body),
         description=description,
         description_source=source,
         problem=problem,
         fields=fields,
+        listed=listed,
     )
 
 

@@ -5,11 +5,14 @@ tool at docs.anthropic.com/en/docs/claude-code/memory and its translations): a C
 "can import additional files using @path/to/import syntax"; "both relative and absolute
 paths are allowed", including a file in the user's home (``@~/…``); "imports are not
 evaluated inside markdown code spans and code blocks"; and "imported files can recursively
-import additional files, with a max-depth of 5 hops". A relative path is taken from the
-folder of the importing file. Gemini CLI's GEMINI.md imports follow the same shape.
+import additional files" five files deep counting the root (four hops: the depth each host
+follows is its row of :mod:`pytest_toll.core.hosts`). A relative path is taken from the
+folder of the importing file. Gemini CLI's GEMINI.md imports follow the same shape (its
+``memoryImportProcessor`` stops at ``maxDepth`` 5 below the root file). Claude Code leaves
+block HTML comments out of what it loads: :func:`strip_block_comments`.
 
 What pytest-toll adds, because a gate must not guess: an import that cannot be followed
-(a missing file, a cycle, a sixth hop, a path that leaves the repository — ``~`` and
+(a missing file, a cycle, a hop past the host's depth, a path that leaves the repository — ``~`` and
 absolute paths usually do) is a finding (M101), and the file is never read. An ``@word``
 with no slash and no dot that names no file is a mention (``@octocat``), not an import.
 """
@@ -22,13 +25,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Claude Code's documented depth: an imported file may import, five hops at most.
-MAX_IMPORT_HOPS = 5
+#: Claude Code's depth: five files counting the one that imports first, so four hops.
+MAX_IMPORT_HOPS = 4
 
 # An @ at the start of a line or after whitespace, then a run of non-space characters.
 _IMPORT = re.compile(r"(?:^|(?<=\s))@([^\s`]+)")
 _TRAILING = ".,;:!?)]}>\"'"
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# A block comment: <!-- at the start of a line (up to three spaces in), to the next -->.
+_BLOCK_COMMENT = re.compile(r"^ {0,3}<!--.*?-->[ \t]*(?:\n|$)", re.DOTALL | re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,37 @@ def find_imports(text: str) -> Iterator[ImportTarget]:
             target = match.group(1).rstrip(_TRAILING)
             if target:
                 yield ImportTarget(target, number)
+
+
+def strip_block_comments(text: str) -> str:
+    """``text`` without its block HTML comments (a comment that opens a line, through the
+    line it closes on), outside fenced code blocks: what Claude Code loads of a memory file.
+    A comment inside a line of prose is kept, as is everything in a code block."""
+    kept: list[str] = []
+    fence: str | None = None
+    prose: list[str] = []
+
+    def flush() -> None:
+        if prose:
+            kept.append(_BLOCK_COMMENT.sub("", "".join(prose)))
+            prose.clear()
+
+    for line in text.splitlines(keepends=True):
+        opening = _FENCE_OPEN.match(line)
+        if fence is not None:
+            kept.append(line)
+            stripped = line.strip()
+            if stripped.startswith(fence) and set(stripped) == {fence[0]}:
+                fence = None
+            continue
+        if opening:
+            flush()
+            fence = opening.group(1)
+            kept.append(line)
+            continue
+        prose.append(line)
+    flush()
+    return "".join(kept)
 
 
 def looks_like_path(target: str) -> bool:

@@ -12,7 +12,9 @@ blank-line joins) is left out.
   Claude Code reads memory "recursively: starting in the cwd, … up to (but not including)
   the root directory /", and that a "CLAUDE.md nested in subtrees under your current working
   directory" is "only included when Claude reads files in those subtrees": those are shown
-  on demand, never in the always-on total.
+  on demand, never in the always-on total. Imports stop five files deep counting the root,
+  name text files only, and block HTML comments are left out of every file before it is
+  counted (the Claude Code row of :mod:`pytest_toll.core.hosts`).
 - ``codex``: the AGENTS.md chain as Codex's guide (developers.openai.com/codex/guides/
   agents-md) and ``codex-rs/core/src/project_doc.rs`` describe it: from the project root down
   to the working folder, at most one file per folder (``AGENTS.override.md``, then
@@ -20,15 +22,23 @@ blank-line joins) is left out.
   adding files once the combined size reaches the limit defined by project_doc_max_bytes
   (32 KiB by default)", truncating the file that crosses it. The nearest, most specific
   files are the ones lost: M102 names them.
-- ``gemini``: ``GEMINI.md`` in the folders from the root to the working folder and below it
-  (Gemini CLI scans subfolders at start), imports expanded.
+- ``gemini``: ``GEMINI.md`` and the names ``context.fileName`` in ``.gemini/settings.json``
+  adds (a string or a list: gemini-cli-core 0.61.0's ``setGeminiMdFilename`` adds them to
+  the default, it does not replace it) in the folders from the root to the working folder, imports
+  expanded six files deep; a file below the working folder loads only when a tool touches
+  its folder (gemini-cli-core's ``loadJitSubdirectoryMemory``): on demand.
 - ``copilot``: ``.github/copilot-instructions.md``; ``.github/instructions/**/*.instructions.md``
   always-on when ``applyTo`` matches every file (``**``), on demand otherwise.
-- ``cursor``: ``.cursor/rules/**/*.mdc``, always-on with ``alwaysApply: true``, else on demand.
+- ``cursor``: ``AGENTS.md`` at the root and ``.cursorrules`` (legacy) always-on, a nested
+  ``AGENTS.md`` on demand; ``.cursor/rules/**/*.mdc`` at the root always-on with
+  ``alwaysApply: true``; an "Apply Intelligently" rule (a description, no globs) has its
+  description listed on every request and its body on demand; a rule with globs, or a rule
+  in a nested ``.cursor/rules`` folder, on demand.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -37,6 +47,7 @@ from pathlib import Path
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding, RuleOverrides, worst_first
+from pytest_toll.core.hosts import BY_MEMORY, Host
 from pytest_toll.core.limits import GIT_QUERY_TIMEOUT
 from pytest_toll.core.textio import decode_text
 from pytest_toll.skills.parse import normalize_newlines
@@ -50,7 +61,12 @@ from pytest_toll.surface.files import (
     split_frontmatter,
     walk_files,
 )
-from pytest_toll.surface.imports import MAX_IMPORT_HOPS, find_imports, looks_like_path, resolve
+from pytest_toll.surface.imports import (
+    find_imports,
+    looks_like_path,
+    resolve,
+    strip_block_comments,
+)
 from pytest_toll.surface.records import ALWAYS_ON, ON_DEMAND, MemoryFile
 from pytest_toll.surface.report import MemoryReport
 
@@ -67,12 +83,13 @@ _APPLY_EVERYWHERE = frozenset({"**", "**/*", "*"})
 MEMORY_PLACES: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {
     "claude": (CLAUDE_FILES, ((".claude/rules", ".md"),)),
     "codex": (CODEX_FILES, ()),
-    "gemini": (("GEMINI.md",), ()),
+    # Gemini CLI's settings may name other memory files (context.fileName).
+    "gemini": (("GEMINI.md", ".gemini/settings.json"), ()),
     "copilot": (
         (".github/copilot-instructions.md",),
         ((".github/instructions", ".instructions.md"),),
     ),
-    "cursor": ((), ((".cursor/rules", ".mdc"),)),
+    "cursor": ((".cursorrules",), ((".cursor/rules", ".mdc"),)),
 }
 
 
@@ -107,8 +124,13 @@ def committed(root: Path, path: Path) -> bool:
 class _Collector:
     """The files of one host's memory, each counted once, imports followed."""
 
-    def __init__(self, root: Path, counter: tokens.O200kCounter, settings: RuleOverrides):
+    def __init__(
+        self, root: Path, counter: tokens.O200kCounter, settings: RuleOverrides, host: Host
+    ):
         self.root = root
+        self.host = host
+        #: Tokens of the bytes past the host's cut (Codex's project_doc_max_bytes).
+        self.past_cut = 0
         self.real_root = os.path.realpath(root)
         self.counter = counter
         self.settings = settings
@@ -124,6 +146,8 @@ class _Collector:
         self.seen.add(real)
         text = read_text_inside(path, self.root)
         counted = split_frontmatter(text, relative(path, self.root)).body if body_only else text
+        if self.host.strips_html_comments:
+            counted = strip_block_comments(counted)
         size = len(counted.encode())
         self.files.append(
             MemoryFile(
@@ -142,8 +166,21 @@ class _Collector:
         if text is not None:
             self._expand(path, text, 0, [os.path.realpath(path)])
 
+    def _inline(self, index: int, text: str, followed: list[str]) -> None:
+        """A host that puts an import's text where ``@path`` stood (Gemini CLI) sends the
+        importing file without its ``@path`` mentions: count it so."""
+        for target in followed:
+            text = text.replace(f"@{target}", "", 1)
+        file = self.files[index]
+        self.files[index] = MemoryFile(
+            file.path, self.counter.count(text), file.loaded, file.via, file.bytes_read,
+            file.bytes_total,
+        )  # fmt: skip
+
     def _expand(self, path: Path, text: str, hops: int, stack: list[str]) -> None:
         importer = relative(path, self.root)
+        index = len(self.files) - 1  # the importing file was the last one added
+        followed: list[str] = []
         for found in find_imports(text):
             target = resolve(found.target, path)
             exists = os.path.lexists(target)
@@ -163,18 +200,28 @@ class _Collector:
             elif real in stack:
                 chain = " -> ".join(relative(step, self.real_root) for step in [*stack, real])
                 broken(f"is an import cycle ({chain})")
-            elif hops + 1 > MAX_IMPORT_HOPS:
-                broken(f"is hop {hops + 1}, past Claude Code's {MAX_IMPORT_HOPS}")
+            elif hops + 1 > self.host.import_hops:
+                broken(f"is hop {hops + 1}, past {self.host.name}'s {self.host.import_hops}")
             elif os.path.isdir(real):
                 broken("is a folder, not a file")
+            elif not self._importable(real):
+                broken(f"is not a text file {self.host.name} imports")
             elif real not in self.seen:
                 try:
                     imported = self.add(Path(real), ALWAYS_ON, f"import of {importer}")
                 except CouldNotJudge as error:
                     broken(f"cannot be read ({error})")
                     continue
+                followed.append(found.target)
                 if imported is not None:
                     self._expand(Path(real), imported, hops + 1, [*stack, real])
+        if followed and self.host.imports_inline:
+            self._inline(index, text, followed)
+
+    def _importable(self, real: str) -> bool:
+        endings = self.host.import_extensions
+        suffix = Path(real).suffix.lower()
+        return not endings or not suffix or suffix in endings
 
     def report(self, host: str, cwd: Path) -> MemoryReport:
         return MemoryReport(
@@ -183,6 +230,7 @@ class _Collector:
             cwd=relative(cwd, self.root),
             files=tuple(self.files),
             findings=tuple(worst_first([f for f in self.findings if f is not None])),
+            past_cut=self.past_cut,
         )
 
 
@@ -231,6 +279,9 @@ def _codex(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
         chain_bytes += len(data)
         memory.seen.add(real)
         kept = data[:remaining]
+        if len(kept) < len(data):
+            lost_text = data[len(kept) :].decode("utf-8", errors="replace")
+            memory.past_cut += memory.counter.count(normalize_newlines(lost_text))
         if not kept.strip():
             # Past the limit (or cut to blanks): Codex reads nothing more of it.
             memory.files.append(MemoryFile(name, 0, LOST, "chain", 0, len(data)))
@@ -252,12 +303,33 @@ def _codex(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
         )
 
 
+def gemini_file_names(root: Path) -> tuple[str, ...]:
+    """The memory file names Gemini CLI reads: ``context.fileName`` of the project's
+    ``.gemini/settings.json`` (a string or a list) and ``GEMINI.md``, in the order the
+    loader keeps them (sorted, as ``getEnvironmentMemoryPaths`` sorts the paths)."""
+    path = root / ".gemini" / "settings.json"
+    if not path.is_file():
+        return ("GEMINI.md",)
+    try:
+        settings = json.loads(read_text_inside(path, root))
+    except (json.JSONDecodeError, CouldNotJudge):
+        return ("GEMINI.md",)  # Gemini CLI reports a broken settings file; its default holds
+    context = settings.get("context") if isinstance(settings, dict) else None
+    named = context.get("fileName") if isinstance(context, dict) else None
+    names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+    kept = {name.strip() for name in names if isinstance(name, str) and name.strip()}
+    return tuple(sorted(kept | {"GEMINI.md"}))
+
+
 def _gemini(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
+    names = gemini_file_names(root)
     for folder in folders_down(root, cwd):
-        if (folder / "GEMINI.md").is_file():
-            memory.add_with_imports(folder / "GEMINI.md", "chain")
-    for below in _nested(root, ("GEMINI.md",), cwd):
-        memory.add_with_imports(below, "below the working folder")
+        for name in names:
+            if (folder / name).is_file():
+                memory.add_with_imports(folder / name, "chain")
+    for below in _nested(root, names, cwd):
+        # Loaded just in time: when a tool reads or writes in its folder.
+        memory.add(below, ON_DEMAND, "below the working folder: when a tool touches it")
 
 
 def _copilot(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
@@ -274,13 +346,49 @@ def _copilot(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
             memory.add(path, ON_DEMAND, f"applyTo {apply_to or '(none)'}", body_only=True)
 
 
+def _cursor_rule_folders(root: Path) -> list[Path]:
+    """Every ``.cursor/rules`` folder in the repository, the root's first."""
+    found = [root / ".cursor" / "rules"] if (root / ".cursor" / "rules").is_dir() else []
+    for directory, subdirectories, _ in os.walk(root):
+        subdirectories[:] = sorted(d for d in subdirectories if d not in SKIPPED_DIRECTORIES)
+        here = Path(directory)
+        if here != root and (here / ".cursor" / "rules").is_dir():
+            found.append(here / ".cursor" / "rules")
+    return found
+
+
 def _cursor(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
-    for path in walk_files(root / ".cursor" / "rules", ".mdc"):
-        split = split_frontmatter(read_text_inside(path, root), relative(path, root))
-        if split.fields.get("alwaysApply") is True:
-            memory.add(path, ALWAYS_ON, "alwaysApply", body_only=True)
-        else:
-            memory.add(path, ON_DEMAND, "rule applied on demand", body_only=True)
+    for name, via in (("AGENTS.md", "AGENTS.md"), (".cursorrules", "legacy .cursorrules")):
+        if (root / name).is_file():
+            memory.add(root / name, ALWAYS_ON, via)
+    for nested in _nested(root, ("AGENTS.md",), root):
+        memory.add(nested, ON_DEMAND, "nested AGENTS.md: with its folder")
+    for folder in _cursor_rule_folders(root):
+        at_root = folder == root / ".cursor" / "rules"
+        for path in walk_files(folder, ".mdc"):
+            shown = relative(path, root)
+            split = split_frontmatter(read_text_inside(path, root), shown)
+            described = split.fields.get("description")
+            description = described.strip() if isinstance(described, str) else ""
+            if not at_root:
+                memory.add(path, ON_DEMAND, "nested rule: with its folder", body_only=True)
+            elif split.fields.get("alwaysApply") is True:
+                memory.add(path, ALWAYS_ON, "alwaysApply", body_only=True)
+            elif description and not split.fields.get("globs"):
+                # Apply Intelligently: the description is on every request, the body waits.
+                memory.files.append(
+                    MemoryFile(
+                        f"{shown}#description",
+                        memory.counter.count(description),
+                        ALWAYS_ON,
+                        "Apply Intelligently: its description",
+                        len(description.encode()),
+                        len(description.encode()),
+                    )
+                )
+                memory.add(path, ON_DEMAND, "Apply Intelligently: its body", body_only=True)
+            else:
+                memory.add(path, ON_DEMAND, "rule applied on demand", body_only=True)
 
 
 _READERS: dict[str, Callable[[_Collector, Path, Path, int], None]] = {
@@ -317,7 +425,9 @@ def measure_memory(
         raise UsageError(f"{cwd}: the working folder must be inside the repository {root}")
     if not cwd.is_dir():
         raise CouldNotJudge(f"{cwd}: the working folder does not exist")
-    collector = _Collector(root, tokens.O200kCounter(), settings or RuleOverrides())
+    collector = _Collector(
+        root, tokens.O200kCounter(), settings or RuleOverrides(), BY_MEMORY[host]
+    )
     _READERS[host](collector, root, cwd, max_bytes)
     return collector.report(host, cwd)
 

@@ -118,6 +118,32 @@ def measure_plugin(
     )
 
 
+def plugin_name(plugin: Path) -> str:
+    """The name a host lists a plugin's parts under: its manifest's ``name``, else its
+    folder's (``.claude-plugin/plugin.json`` is where Claude Code reads it)."""
+    path = Path(plugin) / PLUGIN_FILE
+    manifest = _json(path, Path(plugin)) if path.is_file() else {}
+    named = manifest.get("name") if isinstance(manifest, Mapping) else None
+    return named if isinstance(named, str) and named.strip() else Path(plugin).resolve().name
+
+
+def repository_plugins(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
+    """Every plugin of the repository once: the one at its root (named by its manifest) and
+    each a marketplace lists here; a marketplace entry that is the root plugin itself (a
+    ``./`` source) is the same plugin, not a second one."""
+    listed, notes = marketplace_plugins(root)
+    found: list[tuple[str, Path]] = []
+    seen: set[str] = set()
+    if (root / PLUGIN_FILE).is_file():
+        found.append((plugin_name(root), root))
+        seen.add(os.path.realpath(root))
+    for name, folder in listed:
+        if os.path.realpath(folder) not in seen:
+            seen.add(os.path.realpath(folder))
+            found.append((name, folder))
+    return found, notes
+
+
 def marketplace_plugins(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
     """The plugins a marketplace at ``root`` lists that live in the repository, by name,
     and a note for each it lists elsewhere (a git or GitHub source is not measured here)."""

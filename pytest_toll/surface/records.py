@@ -67,14 +67,20 @@ class Delegate:
     #: Why the file's frontmatter (or TOML) could not be read.
     problem: str | None = None
     fields: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    #: The host lists it to the model (a command with ``disable-model-invocation: true``
+    #: is the user's alone: not listed, its metadata 0).
+    listed: bool = True
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "name": self.name,
             "path": self.path,
             "metadata": self.metadata,
             "body": self.body,
         }
+        if not self.listed:
+            data["listed"] = False
+        return data
 
 
 @dataclass(frozen=True)

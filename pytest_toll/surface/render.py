@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from pytest_toll.core import tokens
 from pytest_toll.core.findings import Finding
+from pytest_toll.surface.bill import HostBill
 from pytest_toll.surface.records import ALWAYS_ON
 from pytest_toll.surface.report import DelegatesReport, MemoryReport, PluginReport
 
@@ -28,6 +29,8 @@ class Surface:
     commands: DelegatesReport | None = None
     plugins: tuple[PluginReport, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    #: Each host's bill: its own fixed cost, never summed with another host's.
+    bills: tuple[HostBill, ...] = ()
 
     @property
     def findings(self) -> list[Finding]:
@@ -98,8 +101,34 @@ def render_fresh(surface: Surface) -> str:
     return "\n".join(out)
 
 
+def _tools_note(bill: HostBill) -> str:
+    if bill.host.mcp_tools == "eager":
+        return "MCP tool definitions sent on every request: add each server's (toll weigh)"
+    share = bill.host.mcp_defer_share
+    auto = f"; in auto mode only above {share:.0%} of the window" if share else ""
+    return f"MCP tool definitions deferred behind tool search, loaded on use{auto}"
+
+
+def render_bills(bills: Sequence[HostBill]) -> list[str]:
+    """Each host's fixed cost per request, one line each, then its parts by kind."""
+    if not bills:
+        return []
+    out = ["fixed cost per request, per host (each host pays its own; never a sum of hosts):"]
+    for bill in bills:
+        kinds: dict[str, int] = {}
+        for part, counted in bill.parts.items():
+            kind = part.split("/", 1)[0]
+            kinds[kind] = kinds.get(kind, 0) + counted
+        split = " + ".join(f"{kind} {counted:,}" for kind, counted in kinds.items())
+        out.append(f"  {bill.host.name}: {bill.total:,} tok ({split or 'nothing'})")
+        out.append(f"    {_tools_note(bill)}")
+    return out
+
+
 def render_text(surface: Surface) -> str:
     out = [render_fresh(surface), ""]
+    if surface.bills:
+        out += [*render_bills(surface.bills), ""]
     for report in surface.memory:
         out.append(
             f"memory ({report.host}, working folder {report.cwd}): {report.total:,} always-on"

@@ -26,6 +26,8 @@ class MemoryReport:
     files: tuple[MemoryFile, ...]
     findings: tuple[Finding, ...] = ()
     method: str = tokens.O200K
+    #: Tokens of the bytes past the host's cut (Codex's project_doc_max_bytes): never read.
+    past_cut: int = 0
 
     @property
     def always_on(self) -> tuple[MemoryFile, ...]:
@@ -48,6 +50,7 @@ class MemoryReport:
             "method": self.method,
             "total": self.total,
             "files": [file.as_dict() for file in self.files],
+            "past_cut": self.past_cut,
             "findings": [finding.as_dict() for finding in self.findings],
         }
 

@@ -1,11 +1,13 @@
 """The M and A rules: judging memory files, subagents and commands.
 
-M101 an ``@path`` import that cannot be followed: a missing file, a cycle, a sixth hop, or
-a path that leaves the repository (never read) · M102 an AGENTS.md chain past Codex's
+M101 an ``@path`` import that cannot be followed: a missing file, a cycle, a hop past the host's
+depth, a file the host does not import, or a path that leaves the repository (never read) · M102 an AGENTS.md chain past Codex's
 ``project_doc_max_bytes``: the named files' instructions are lost · A101 a subagent or
 command the host cannot list (no description; a subagent's frontmatter unreadable or
 without a name) · A102 a subagent description that never says when to delegate to it ·
-A103 a subagent's or command's listing over its token limit.
+A103 a subagent's or command's listing over its token limit · A104 a skill listing past what
+its host keeps: a description longer than the host's cut, or a listing over the host's
+budget (the skills whose descriptions it drops, named).
 
 Severities are defaults; ``RuleOverrides`` overrides them per rule, and the thresholds by
 name (``limits: {agent_metadata_tokens: 300}`` in toll.yaml).
@@ -21,7 +23,7 @@ from pytest_toll.skills.rules import SAYS_WHEN
 from pytest_toll.surface.records import Delegate
 
 #: The rules this module can report (toll.yaml ``rules:`` accepts exactly these and the others).
-RULE_IDS = ("M101", "M102", "A101", "A102", "A103")
+RULE_IDS = ("M101", "M102", "A101", "A102", "A103", "A104")
 
 # "use PROACTIVELY" / "MUST BE USED" is how subagent guides (found with the search tool) tell
 # authors to say an agent should be picked on its own; Claude Code's own plugin agents show
@@ -45,7 +47,8 @@ def broken_import(
         WARN,
         f"{importer}:{line}",
         f"@{target} {why}; not read",
-        "import files inside the repository, at most 5 hops deep, without cycles",
+        "import text files inside the repository, five files deep at most counting the root, "
+        "without cycles",
     )
 
 
@@ -76,6 +79,8 @@ def check(delegates: Iterable[Delegate], settings: RuleOverrides) -> list[Findin
 def _listing(delegate: Delegate, settings: RuleOverrides) -> Iterator[Finding | None]:
     agent = delegate.role == "agent"
     subject = delegate.name
+    if not delegate.listed:
+        return  # the user's alone: the model never sees a listing to judge
     if delegate.problem is not None:
         yield settings.finding("A101", ERROR if agent else WARN, subject, delegate.problem)
         return
@@ -115,3 +120,49 @@ def _listing(delegate: Delegate, settings: RuleOverrides) -> Iterator[Finding | 
             "paid on every request",
             "keep the description to what it does and when; move detail into the body",
         )
+
+
+def listing_budget(
+    settings: RuleOverrides,
+    host: str,
+    skills: Iterable[tuple[str, str, int]],
+    *,
+    budget: int | None,
+    description_chars: int | None,
+) -> list[Finding]:
+    """A104: what of a skill listing (``(name, description, tokens)`` in listing order) the
+    host cuts (a description past ``description_chars``) or drops (past ``budget``)."""
+    found: list[Finding | None] = []
+    listed = list(skills)
+    for name, description, _ in listed:
+        if description_chars is not None and len(description) > description_chars:
+            found.append(
+                settings.finding(
+                    "A104",
+                    WARN,
+                    name,
+                    f"its description is {len(description):,} characters; {host} lists the "
+                    f"first {description_chars:,}: the rest never reaches the model",
+                    "put what the skill does and when to use it first, and keep it short",
+                )
+            )
+    total = sum(tokens for _, _, tokens in listed)
+    if budget is not None and total > budget:
+        running, dropped = 0, []
+        for name, _, tokens in listed:
+            running += tokens
+            if running > budget:
+                dropped.append(name)
+        found.append(
+            settings.finding(
+                "A104",
+                WARN,
+                dropped[0],
+                f"the skill listing is {total:,} tokens, over {host}'s budget of {budget:,}: "
+                f"it drops descriptions (keeping the most used ones); past the budget in "
+                f"listing order: {', '.join(dropped)}",
+                "shorten descriptions, merge rarely used skills, or raise the budget "
+                "(skillListingBudgetFraction in settings.json)",
+            )
+        )
+    return [finding for finding in found if finding is not None]

@@ -75,6 +75,15 @@ def test_stdio_lists_what_the_sdk_serves_through_every_page(stdio_pump: str) -> 
 # are exercised end to end in tests/test_weigh.py.
 
 
+def test_the_handshake_declares_roots_and_answers_roots_list_as_hosts_do(
+    stdio_pump: str, tmp_path: Path
+) -> None:
+    # Claude Code and Gemini CLI declare roots (core/hosts.py); a server that lists a tool
+    # only for such a client, after asking roots/list, lists it to toll too.
+    listing = mcp_stdio.list_stdio(sdk("--roots-tool"), timeout=20, cwd=tmp_path)
+    assert names(listing) == [*SDK_NAMES, "list_roots"]
+
+
 def test_noise_between_answers_is_collected(stdio_pump: str) -> None:
     listing = mcp_stdio.list_stdio(raw("noise"), timeout=10)
     assert names(listing) == ["ping"]

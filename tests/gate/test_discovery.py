@@ -51,6 +51,8 @@ def test_skills_are_found_wherever_they_live_and_grouped_by_place(tmp_path: Path
         "libs/cli/examples/skills/: 1 skill(s)",
         "plugins/writer/skills/: 1 skill(s)",
         "src/server/skills/: 1 skill(s)",
+        # .claude/skills is Claude Code's: its fixed cost gets an entry of its own.
+        "hosts: claude-code",
     ]
 
 

@@ -89,7 +89,7 @@ def test_init_then_gate_passes_and_a_grown_skill_fails(
     # carries memory files, gets those entries too).
     entries = sum(
         len(ledger.get(kind) or {})
-        for kind in ("servers", "skills", "memory", "agents", "commands", "plugins")
+        for kind in ("servers", "skills", "memory", "agents", "commands", "plugins", "hosts")
     ) + ("transcripts" in ledger)
     first = pytester.runpytest("--toll", "toll.yaml", *QUIET)
     assert first.ret == 0, first.stdout.str()

@@ -59,3 +59,56 @@ def test_usd_text() -> None:
     assert usd(0.05, sign=True) == "+$0.05"
     assert usd(-0.000134, sign=True) == "-$0.00013"
     assert usd(0.0, sign=True) == "$0.00"
+
+
+def hosts_report(servers: int = 500) -> SessionReport:
+    """Two hosts' bills and one server: Claude Code defers the server's tools, Codex not."""
+    entries = [
+        EntryResult("servers", "files", "toll.yaml::servers::files", 3, servers, "o200k", servers,
+                    None, "passed"),
+        EntryResult("hosts", "claude-code", "toll.yaml::hosts::claude-code", 9, 2264, "o200k",
+                    2200, None, "regressed", parts=[PartResult("memory/CLAUDE.md", 2264, 2200)]),
+        EntryResult("hosts", "codex", "toll.yaml::hosts::codex", 14, 1200, "o200k", 1200, None,
+                    "passed", parts=[PartResult("memory/AGENTS.md", 1200, 1200)]),
+        EntryResult("memory", "claude", "toll.yaml::memory::claude", 20, 2264, "o200k", 2264,
+                    None, "passed"),
+    ]  # fmt: skip
+    return SessionReport(ledger="toll.yaml", window=200_000, tolerance=0, entries=entries)
+
+
+def test_with_hosts_entries_the_fixed_cost_is_one_hosts_never_a_sum() -> None:
+    from pytest_toll.report.badge import badge_for
+    from pytest_toll.report.markdown import fixed_cost_line, pricing_line
+
+    report = hosts_report()
+    costs = report.host_costs
+    # Claude Code defers MCP tools: resident is its own surface; on use adds the server.
+    assert costs["claude-code"] == {"resident": 2264, "on_use": 2764, "mcp_tools": "deferred",
+                                    "servers": 500, "over_defer_threshold": False}  # fmt: skip
+    assert costs["codex"]["resident"] == costs["codex"]["on_use"] == 1700  # eager
+    assert report.shown_host == "claude-code" and report.fixed_cost == 2264
+    assert report.fixed_cost_change == 64  # the shown host's own entry; its servers deferred
+    data = report.as_dict()
+    assert data["fixed_cost"]["host"] == "claude-code"
+    line = fixed_cost_line(data)
+    assert line.startswith("Fixed cost per request (claude-code; MCP tool definitions "
+                           "deferred: 500 more on use): **2,264 tok (o200k)**")  # fmt: skip
+    assert "other hosts, each its own: codex 1,700 tok" in line
+    assert badge_for(data).label == "context cost (claude-code)"
+    pricing = price_report(report, Model("m", "anthropic", prices=Prices(input=3.0)))
+    assert pricing is not None and pricing["fixed_cost_tokens"] == 2264
+    assert pricing["hosts"] == {"claude-code": 2264 * 3 / 1000, "codex": 1700 * 3 / 1000}
+    data["pricing"] = pricing
+    assert "(claude-code)" in str(pricing_line(data)) and "other hosts: codex $5.10" in str(
+        pricing_line(data)
+    )
+
+
+def test_servers_past_the_deferral_threshold_are_a_note() -> None:
+    from pytest_toll.report.terminal import window_line
+
+    report = hosts_report(servers=30_000)  # 15% of a 200,000 window, over Claude Code's 10%
+    assert report.host_costs["claude-code"]["over_defer_threshold"]
+    assert "note: claude-code: the servers' definitions (30,000 tok) cross its deferral " in (
+        window_line(report)
+    )

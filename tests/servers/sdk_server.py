@@ -10,6 +10,8 @@ Options select the transport and the behaviours under test:
   --noise                    print a banner to stdout before serving
   --extra N                  add N generated tools after the three real ones
   --expect-header K=V        (HTTP) answer 401 unless the request carries this header
+  --roots-tool               list a roots tool only to a client that declares the roots
+                             capability, after asking it roots/list (server-everything's way)
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class ConfiguredServer(MCPServer[Any]):
     page_size = 0
     loop_cursor = False
     fail_list = False
+    roots_tool = False
 
     async def _handle_list_tools(  # the SDK's tools/list handler, paged for the tests
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
@@ -41,6 +44,15 @@ class ConfiguredServer(MCPServer[Any]):
         if self.fail_list:
             raise MCPError(code=-32603, message="tool registry unavailable")
         tools = await self.list_tools()
+        if self.roots_tool:
+            declared = ctx.session.client_capabilities
+            if declared is None or declared.roots is None:
+                tools = [tool for tool in tools if tool.name != "list_roots"]
+            else:
+                # Asks the client, as server-everything does: a client that declared roots
+                # and cannot answer fails the listing here.
+                roots = await ctx.session.list_roots()
+                assert roots.roots, "the client declared roots but shares none"
         if not self.page_size:
             return ListToolsResult(tools=tools)
         cursor = params.cursor if params is not None else None
@@ -106,6 +118,9 @@ def build(args: argparse.Namespace) -> ConfiguredServer:
         server.add_tool(cast(Callable[..., Any], function), annotations=hints)
     for index in range(args.extra):
         server.add_tool(lambda: "ok", name=f"extra_{index:03d}", description=f"Extra tool {index}.")
+    if args.roots_tool:
+        server.add_tool(lambda: "roots", name="list_roots", description="The client's roots.")
+        server.roots_tool = True
     server.page_size = args.page_size
     server.loop_cursor = args.loop_cursor
     server.fail_list = args.fail_list
@@ -149,6 +164,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--noise", action="store_true")
     parser.add_argument("--extra", type=int, default=0)
     parser.add_argument("--expect-header", default="")
+    parser.add_argument("--roots-tool", action="store_true")
     return parser.parse_args(argv)
 
 

@@ -60,8 +60,23 @@ def test_commands_in_subfolders_are_namespaced_either_way_they_are_named(tmp_pat
     whole = measure_delegates(tmp_path / ".claude/commands", COMMAND, root=tmp_path)
     one = measure_delegates(path, COMMAND, root=tmp_path)
     assert whole.delegates[0].name == one.delegates[0].name == "git:commit"
-    # Listed by its file name; the folder is a label the host adds, not part of the listing.
-    assert one.delegates[0].metadata == count("commit: Commit")
+    # Claude Code lists it under its folder-prefixed name.
+    assert one.delegates[0].metadata == count("git:commit: Commit")
+
+
+def test_a_command_the_model_may_not_invoke_is_not_listed(tmp_path: Path) -> None:
+    write(
+        tmp_path / ".claude/commands/release.md",
+        "---\ndisable-model-invocation: true\n---\nTag and publish.\n",
+    )
+    write(tmp_path / ".claude/commands/ship.md", "---\ndescription: Ship it\n---\nShip.\n")
+    report = measure_delegates(tmp_path / ".claude/commands", COMMAND, root=tmp_path)
+    by_name = {c.name: c for c in report.delegates}
+    assert by_name["release"].metadata == 0 and not by_name["release"].listed
+    assert by_name["release"].body == count("Tag and publish.\n")
+    assert by_name["ship"].metadata == count("ship: Ship it")
+    # No description, but never listed: nothing for A101 to say.
+    assert report.findings == ()
 
 
 def test_codex_toml_agents(tmp_path: Path) -> None:

@@ -113,14 +113,43 @@ def test_broken_imports_are_m101_findings_and_never_read(tmp_path: Path) -> None
     ]
 
 
-def test_a_sixth_hop_is_not_followed(tmp_path: Path) -> None:
-    write(tmp_path / "CLAUDE.md", "@h1.md\n")
-    for hop in range(1, 7):
+def test_imports_stop_at_each_hosts_depth(tmp_path: Path) -> None:
+    # Claude Code: five files counting the root (four hops); gemini-cli-core: maxDepth 5
+    # below the root file (six files).
+    for name in ("CLAUDE.md", "GEMINI.md"):
+        write(tmp_path / name, "@h1.md\n")
+    for hop in range(1, 8):
         write(tmp_path / f"h{hop}.md", f"hop {hop} @h{hop + 1}.md\n")
+    claude = measure_memory(tmp_path, "claude")
+    assert list(files(claude)) == ["CLAUDE.md", "h1.md", "h2.md", "h3.md", "h4.md"]
+    (finding,) = claude.findings
+    assert finding.subject == "h4.md:1" and "is hop 5, past claude-code's 4" in finding.message
+    gemini = measure_memory(tmp_path, "gemini")
+    assert list(files(gemini)) == ["GEMINI.md", "h1.md", "h2.md", "h3.md", "h4.md", "h5.md"]
+
+
+def test_claude_leaves_block_comments_out_and_imports_text_files_only(tmp_path: Path) -> None:
+    write(
+        tmp_path / "CLAUDE.md",
+        "# Rules\n<!-- a maintainer's note,\nover two lines -->\nkeep <!-- inline --> this\n"
+        "```html\n<!-- in a code block: kept -->\n```\n@logo.png\n@notes.txt\n",
+    )
+    write(tmp_path / "logo.png", "not text for the model\n")
+    write(tmp_path / "notes.txt", "<!-- dropped -->\nnotes\n")
     report = measure_memory(tmp_path, "claude")
-    assert list(files(report)) == ["CLAUDE.md", "h1.md", "h2.md", "h3.md", "h4.md", "h5.md"]
+    expected = (
+        "# Rules\nkeep <!-- inline --> this\n```html\n<!-- in a code block: kept -->\n```\n"
+        "@logo.png\n@notes.txt\n"
+    )
+    assert files(report) == {
+        "CLAUDE.md": (count(expected), ALWAYS_ON),
+        "notes.txt": (count("notes\n"), ALWAYS_ON),
+    }
     (finding,) = report.findings
-    assert finding.subject == "h5.md:1" and "is hop 6, past Claude Code's 5" in finding.message
+    assert finding.rule == "M101" and "is not a text file claude-code imports" in finding.message
+    # Codex reads AGENTS.md verbatim: a comment there is paid.
+    write(tmp_path / "AGENTS.md", "<!-- note -->\nrules\n")
+    assert measure_memory(tmp_path, "codex").total == count("<!-- note -->\nrules\n")
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -190,7 +219,7 @@ def test_gemini_copilot_and_cursor_files(tmp_path: Path) -> None:
         tmp_path / ".github/instructions/py.instructions.md", "---\napplyTo: '**/*.py'\n---\npy\n"
     )
     write(tmp_path / ".cursor/rules/always.mdc", "---\nalwaysApply: true\n---\nalways\n")
-    write(tmp_path / ".cursor/rules/maybe.mdc", "---\ndescription: sometimes\n---\nmaybe\n")
+    write(tmp_path / ".cursor/rules/maybe.mdc", "---\nglobs: '*.py'\n---\nmaybe\n")
     loaded = {
         h: {p: how for p, (_, how) in files(measure_memory(tmp_path, h)).items()}
         for h in ("gemini", "copilot", "cursor")
@@ -198,7 +227,7 @@ def test_gemini_copilot_and_cursor_files(tmp_path: Path) -> None:
     assert loaded["gemini"] == {
         "GEMINI.md": ALWAYS_ON,
         "docs/g.md": ALWAYS_ON,
-        "web/GEMINI.md": ALWAYS_ON,
+        "web/GEMINI.md": ON_DEMAND,  # just in time: when a tool touches web/
     }
     assert loaded["copilot"] == {
         ".github/copilot-instructions.md": ALWAYS_ON,
@@ -208,6 +237,38 @@ def test_gemini_copilot_and_cursor_files(tmp_path: Path) -> None:
     assert loaded["cursor"] == {
         ".cursor/rules/always.mdc": ALWAYS_ON,
         ".cursor/rules/maybe.mdc": ON_DEMAND,
+    }
+
+
+def test_gemini_reads_the_names_context_filename_adds(tmp_path: Path) -> None:
+    # gemini-cli-core 0.61.0: setGeminiMdFilename adds the names to GEMINI.md (its loader,
+    # run in test_gemini_oracle.py, reads all three).
+    write(tmp_path / "GEMINI.md", "the default name, still read\n")
+    write(tmp_path / "AGENTS.md", "shared\n")
+    write(tmp_path / "CONTEXT.md", "second name\n")
+    settings = tmp_path / ".gemini" / "settings.json"
+    write(settings, '{"context": {"fileName": ["AGENTS.md", "CONTEXT.md"]}}')
+    read = list(files(measure_memory(tmp_path, "gemini")))
+    assert read == ["AGENTS.md", "CONTEXT.md", "GEMINI.md"]
+    write(settings, '{"context": {"fileName": "CONTEXT.md"}}')
+    assert list(files(measure_memory(tmp_path, "gemini"))) == ["CONTEXT.md", "GEMINI.md"]
+
+
+def test_cursor_sources_and_apply_intelligently_descriptions(tmp_path: Path) -> None:
+    description = "Use when writing SQL migrations"
+    write(tmp_path / "AGENTS.md", "agents\n")
+    write(tmp_path / ".cursorrules", "legacy rules\n")
+    write(tmp_path / "api" / "AGENTS.md", "nested agents\n")
+    write(tmp_path / ".cursor/rules/sql.mdc", f"---\ndescription: {description}\n---\nbody\n")
+    write(tmp_path / "web/.cursor/rules/ui.mdc", "---\nalwaysApply: true\n---\nui\n")
+    report = measure_memory(tmp_path, "cursor")
+    assert files(report) == {
+        "AGENTS.md": (count("agents\n"), ALWAYS_ON),
+        ".cursorrules": (count("legacy rules\n"), ALWAYS_ON),
+        "api/AGENTS.md": (count("nested agents\n"), ON_DEMAND),
+        ".cursor/rules/sql.mdc#description": (count(description), ALWAYS_ON),
+        ".cursor/rules/sql.mdc": (count("body\n"), ON_DEMAND),
+        "web/.cursor/rules/ui.mdc": (count("ui\n"), ON_DEMAND),
     }
 
 

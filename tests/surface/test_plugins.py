@@ -91,3 +91,32 @@ def test_marketplace_entries_outside_the_repository_are_notes(tmp_path: Path) ->
         ".claude-plugin/marketplace.json: escape: ../elsewhere is not a folder here",
         ".claude-plugin/marketplace.json: plugins[2] has no name; skipped",
     ]
+
+
+def _root_plugin(root: Path) -> None:
+    """A repository that is a plugin and its own marketplace (obra/superpowers' layout)."""
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin/plugin.json").write_text('{"name": "superpowers"}', encoding="utf-8")
+    (root / ".claude-plugin/marketplace.json").write_text(
+        json.dumps({"plugins": [{"name": "superpowers-dev", "source": "./"}]}), encoding="utf-8"
+    )
+    skill = root / "skills" / "brainstorm"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: brainstorm\ndescription: Use when an idea needs shaping.\n---\nAsk.\n",
+        encoding="utf-8",
+    )
+
+
+def test_a_root_plugin_is_one_plugin_named_by_its_manifest(tmp_path: Path) -> None:
+    from pytest_toll.cli.surface import measure_surface
+    from pytest_toll.gate.discovery import find_plugins, walk
+
+    root = tmp_path / "checkout-folder"
+    _root_plugin(root)
+    surface = measure_surface(root, None, None, 32768)
+    assert [(p.name, [c.name for c in p.components]) for p in surface.plugins] == [
+        ("superpowers", ["skills/brainstorm"])
+    ]
+    found, _ = find_plugins(walk(root))
+    assert [(f.name, f.entry) for f in found] == [("superpowers", {"path": "."})]

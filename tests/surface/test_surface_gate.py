@@ -5,6 +5,7 @@ import in a code block is never counted; an AGENTS.md chain past 32 KiB is a fin
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -83,8 +84,8 @@ def test_init_pins_each_piece_and_the_gate_names_what_grew(repository: pytest.Py
     result.stdout.fnmatch_lines(
         [
             "memory::claude: not in the fixed cost: web/CLAUDE.md * (on-demand)",
-            "fixed cost per request (server definitions + skill metadata + memory files"
-            " + subagent metadata + command metadata): *",
+            # init wrote hosts: entries: the figure is one host's, the others beside it.
+            "fixed cost per request (claude-code): *; other hosts: codex *",
         ]
     )
     markdown = (root / "report.md").read_text(encoding="utf-8")
@@ -185,3 +186,60 @@ def test_a_memory_entry_without_a_known_host_is_an_error_naming_it(
     text = result.stdout.str()
     assert "memory.team: host 'team' is not one of claude, codex, gemini, copilot, cursor" in text
     assert "gone: the working folder does not exist" in text
+
+
+def test_a_line_added_past_codexs_cut_is_a_regression_never_improved(
+    pytester: pytest.Pytester,
+) -> None:
+    # Issue 36, item 3: a chain already past 32 KiB loses more instructions with every line
+    # added before the cut; the tokens past the cut are pinned and gated on their own.
+    root = pytester.path
+    write(root / "AGENTS.md", "Keep every change small, reviewed and tested.\n" * 800)
+    write(root / "api/AGENTS.md", "API handlers validate input first.\n")
+    write(root / "toll.yaml", "version: 1\nrules: {M102: warn}\nmemory:\n  codex:\n    cwd: api\n")
+    assert pytester.runpytest(*QUIET, "--toll", "--toll-update").ret == 0
+    assert "(past the cut): " in (root / "toll.yaml").read_text(encoding="utf-8")
+    agents = root / "AGENTS.md"
+    agents.write_text("Name the owner.\n" + agents.read_text(encoding="utf-8"), encoding="utf-8")
+    result = pytester.runpytest(*QUIET, "--toll")
+    assert result.ret == 1, result.stdout.str()
+    text = result.stdout.str()
+    assert "IMPROVED" not in text and "improved by" not in text
+    result.stdout.fnmatch_lines(["*(past the cut) +* over its pin*", "REGRESSED  memory::codex *"])
+
+
+def test_the_fixed_cost_is_per_host_and_a_new_skill_or_command_fails(
+    repository: pytest.Pytester,
+) -> None:
+    # Issue 35: the fixed cost is one host's, never a sum across hosts; issue 36, item 2: a
+    # new always-on item (a skill, a command) is growth of the pinned fixed cost and fails.
+    root = repository.path
+    write(
+        root / ".claude/skills/pdf/SKILL.md",
+        "---\nname: pdf\ndescription: Fills PDF forms. Use when a form is attached.\n---\nSteps.\n",
+    )
+    done = run_toll("init", cwd=root)
+    assert done.returncode == 0, done.stderr
+    ledger = (root / "toll.yaml").read_text(encoding="utf-8")
+    assert "\nhosts:\n  claude-code:\n" in ledger and "\n  codex:\n" in ledger
+    assert '"skills/pdf": ' in ledger and '"commands/ship": ' in ledger
+    report_path = root / "report.json"
+    result = repository.runpytest(*QUIET, "--toll", f"--toll-json={report_path}")
+    assert result.ret == 0, result.stdout.str()
+    fixed = json.loads(report_path.read_text(encoding="utf-8"))["fixed_cost"]
+    claude, codex = fixed["hosts"]["claude-code"], fixed["hosts"]["codex"]
+    assert fixed["host"] == "claude-code" and fixed["tokens"] == claude["resident"]
+    assert 0 < codex["resident"] < claude["resident"]
+    result.stdout.fnmatch_lines(["fixed cost per request (claude-code): *; other hosts: codex *"])
+    write(
+        root / ".claude/skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Deploys. Use when asked to ship.\n---\nRun it.\n",
+    )
+    write(root / ".claude/commands/git/commit.md", "---\ndescription: Commit\n---\nCommit.\n")
+    for strict in ((), ("--toll-strict",)):
+        result = repository.runpytest(*QUIET, "--toll", *strict)
+        assert result.ret == 1, result.stdout.str()
+        result.stdout.fnmatch_lines(
+            ["*hosts::claude-code*", "*skills/deploy +* (new, not pinned)*"], consecutive=False
+        )
+        assert "commands/git:commit +" in result.stdout.str()

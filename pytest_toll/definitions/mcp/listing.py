@@ -102,6 +102,13 @@ def _modern_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return {**(params or {}), "_meta": meta}
 
 
+def client_capabilities(session: Session) -> dict[str, Any]:
+    """What the handshake declares: ``roots`` where the session can answer ``roots/list``
+    (stdio), as Claude Code and Gemini CLI declare it (``core/hosts.py``); a server that
+    lists a tool only for a client with roots then lists what those hosts see."""
+    return {"roots": {"listChanged": False}} if getattr(session, "answers_roots", False) else {}
+
+
 def describe_rpc_error(error: object) -> tuple[int | None, str]:
     if isinstance(error, dict):
         code = error.get("code")
@@ -120,7 +127,7 @@ def list_tools(open_session: Callable[[], Session], *, modern_only: bool = False
                 "initialize",
                 {
                     "protocolVersion": LATEST_HANDSHAKE_VERSION,
-                    "capabilities": {},
+                    "capabilities": client_capabilities(session),
                     "clientInfo": CLIENT_INFO,
                 },
             )

@@ -96,6 +96,9 @@ class StdioSession:
         self._stderr = bytearray()
         self._events: deque[pumps.Event] = deque()
         self._closed = False
+        #: The folder ``roots/list`` answers with (the declared ``roots`` capability).
+        self._root = Path(cwd if cwd is not None else os.getcwd()).resolve()
+        self.answers_roots = True
         for name, value in (env or {}).items():
             remember_setting(name, value, kind="env")
         if cwd is not None and not Path(cwd).is_dir():
@@ -302,6 +305,9 @@ class StdioSession:
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
         if message.get("method") == "ping":
             reply["result"] = {}
+        elif message.get("method") == "roots/list":
+            # The one root a host shares: the folder the server runs in.
+            reply["result"] = {"roots": [{"uri": self._root.as_uri(), "name": self._root.name}]}
         else:
             reply["error"] = {"code": METHOD_NOT_FOUND, "message": "not offered by pytest-toll"}
         self._send(reply)
