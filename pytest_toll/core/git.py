@@ -8,9 +8,11 @@ every config file, that leave none of them to run, and an environment in which g
 nothing of a terminal and reads no system config. Git runs from an argument list, never a
 shell, with stdin closed and a timeout.
 
-A call that must reach a remote (``network=True``: fetch, push, ls-remote) keeps the
-transports on but the SSH command pinned to ``ssh``; every other call refuses transports, so
-a partial clone's missing object is an error, not a fetch.
+A call that must reach a remote (``remote=NAME``: fetch, push, ls-remote) keeps the
+transports on, but the SSH command is ``ssh``, the remote's upload and receive commands are
+git's own (given as the command's option: see :data:`REMOTE_PROGRAMS`) and the ``ext::``
+transport is refused; every other call refuses transports, so a
+partial clone's missing object is an error, not a fetch.
 
 Callers avoid the commands that would run a repository's filters or diff drivers: they hash
 with ``hash-object --no-filters`` and read logs with ``--no-textconv --no-ext-diff``.
@@ -63,8 +65,20 @@ NEUTRAL_CONFIG = (
 #: Without a remote: a partial clone fetches missing objects lazily over a transport (ssh, a
 #: remote's uploadpack command, a remote helper); refused, so no transport program starts.
 OFFLINE_CONFIG = ("protocol.allow=never", "core.sshCommand=false")
-#: With a remote: the transport is wanted, but the SSH command is plain ``ssh``.
-NETWORK_CONFIG = ("core.sshCommand=ssh",)
+#: With a remote: the transport is wanted, but the SSH command is plain ``ssh``, no proxy
+#: command runs, and the ``ext::`` transport (a command line as a URL) is refused.
+NETWORK_CONFIG = ("core.sshCommand=ssh", "core.gitProxy=none", "protocol.ext.allow=never")
+
+
+#: A remote's own programs: the commands that serve a fetch and a push on the other side,
+#: run here for a remote on disk. ``remote.NAME.uploadpack`` in the config cannot be
+#: outranked by ``-c`` (git takes the first of several), so the command's own option says
+#: git's own program.
+REMOTE_PROGRAMS = {
+    "fetch": "--upload-pack=git-upload-pack",
+    "ls-remote": "--upload-pack=git-upload-pack",
+    "push": "--receive-pack=git-receive-pack",
+}
 NEUTRAL_ENVIRONMENT = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_PAGER": "cat",
@@ -104,11 +118,13 @@ class GitResult:
         return lines[0] if lines else f"exit code {self.returncode}"
 
 
-def argv(arguments: Sequence[str], *, network: bool = False) -> list[str]:
-    """The full command line of one git call."""
+def argv(arguments: Sequence[str], *, remote: str | None = None) -> list[str]:
+    """The full command line of one git call (one that reaches ``remote`` when given)."""
     command = ["git", "--no-pager"]
-    for setting in (*NEUTRAL_CONFIG, *(NETWORK_CONFIG if network else OFFLINE_CONFIG)):
+    for setting in (*NEUTRAL_CONFIG, *(NETWORK_CONFIG if remote else OFFLINE_CONFIG)):
         command += ["-c", setting]
+    if arguments and arguments[0] in REMOTE_PROGRAMS:
+        return [*command, arguments[0], REMOTE_PROGRAMS[arguments[0]], *arguments[1:]]
     return [*command, *arguments]
 
 
@@ -125,7 +141,7 @@ def run(
     cwd: Path,
     *,
     env: Mapping[str, str] | None = None,
-    network: bool = False,
+    remote: str | None = None,
     timeout: float = GIT_QUERY_TIMEOUT,
 ) -> GitResult:
     """Run git in ``cwd``; raises CouldNotJudge when git is missing or times out (a failed
@@ -134,7 +150,7 @@ def run(
         raise CouldNotJudge(f"{cwd}: no such folder to run git in")
     try:
         done = subprocess.run(
-            argv(arguments, network=network),
+            argv(arguments, remote=remote),
             cwd=cwd,
             capture_output=True,
             timeout=timeout,
@@ -155,12 +171,12 @@ def output(
     cwd: Path,
     *,
     env: Mapping[str, str] | None = None,
-    network: bool = False,
+    remote: str | None = None,
     timeout: float = GIT_QUERY_TIMEOUT,
 ) -> str:
     """stdout of a git call that must succeed, stripped; CouldNotJudge naming the command
     and git's first error line when it fails."""
-    done = run(arguments, cwd, env=env, network=network, timeout=timeout)
+    done = run(arguments, cwd, env=env, remote=remote, timeout=timeout)
     if done.returncode != 0:
         raise CouldNotJudge(f"git {' '.join(arguments)}: {done.first_error_line}")
     return done.text.strip()

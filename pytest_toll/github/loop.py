@@ -84,10 +84,15 @@ def verdict(report: Mapping[str, Any] | None, exit_code: int) -> str:
 
 
 def git(
-    args: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None, *, network: bool = False
+    args: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    remote: str | None = None,
 ) -> str:
-    """A git call that must succeed, through :mod:`pytest_toll.core.git`."""
-    return core_git.output(args, cwd, env=env, network=network)
+    """A git call that must succeed (reaching ``remote`` when given), through
+    :mod:`pytest_toll.core.git`."""
+    return core_git.output(args, cwd, env=env, remote=remote)
 
 
 def ledger_changed(ledger: Path) -> bool:
@@ -237,7 +242,7 @@ def _message(title: str) -> str:
 def _remote_tip(remote: str, branch: str, cwd: Path) -> str | None:
     """The commit ``branch`` points at on ``remote``; None when there is no such branch."""
     ref = f"refs/heads/{branch}"
-    for line in git(["ls-remote", "--heads", remote, ref], cwd, network=True).splitlines():
+    for line in git(["ls-remote", "--heads", remote, ref], cwd, remote=remote).splitlines():
         commit, _, name = line.partition("\t")
         if name == ref:
             return commit
@@ -248,7 +253,7 @@ def _protected(remote: str, cwd: Path, base: str | None) -> set[str]:
     """Branches the loop never pushes to: the base, the remote's default branch, the branch
     checked out here."""
     names = {base} if base else set()
-    for line in git(["ls-remote", "--symref", remote, "HEAD"], cwd, network=True).splitlines():
+    for line in git(["ls-remote", "--symref", remote, "HEAD"], cwd, remote=remote).splitlines():
         if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
             names.add(line[len("ref: refs/heads/") : -len("\tHEAD")])
     current = core_git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], cwd)
@@ -283,7 +288,7 @@ def claim_branch(
     if tip is None:
         return None
     git(["fetch", "--quiet", "--no-tags", "--depth=1", remote, f"refs/heads/{branch}"], cwd,
-        network=True)  # fmt: skip
+        remote=remote)  # fmt: skip
     if not _written_by_us(cwd, tip, title):
         raise CouldNotJudge(
             f"refusing to push to {branch}: its tip {tip[:12]} was not written by pytest-toll "
@@ -298,7 +303,7 @@ def push(commit: str, branch: str, tip: str | None, *, remote: str, cwd: Path) -
     (or, with no tip, does not exist): a commit pushed there since the check is never
     overwritten."""
     lease = f"--force-with-lease=refs/heads/{branch}:{tip or ''}"
-    git(["push", "--quiet", lease, remote, f"{commit}:refs/heads/{branch}"], cwd, network=True)
+    git(["push", "--quiet", lease, remote, f"{commit}:refs/heads/{branch}"], cwd, remote=remote)
 
 
 # --- the ratchet -------------------------------------------------------------------------
