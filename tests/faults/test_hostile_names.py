@@ -34,6 +34,10 @@ BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029", "\x1b[2K\x1b[1G", "\u202e", "\
 HOSTILE = "".join(f"{char}FORGED" for char in BREAKS)
 #: A file or folder name may hold every one of them.
 FILE_HOSTILE = HOSTILE
+#: The kinds whose entries the test names with hostile names (the house rule in
+#: tests/test_house_rules.py checks this against every kind), and the report files it writes.
+KINDS_FED = ("servers", "skills", "memory", "agents", "commands", "plugins", "tests")
+OUTPUTS_FED = ("json", "markdown", "sarif", "html")
 #: Raw characters no output may hold (a ``\\n`` inside a JSON string is an escape already).
 _RAW = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
@@ -135,12 +139,8 @@ def test_hostile_names_reach_no_output_as_lines(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(root / "summary.md"))
     monkeypatch.setenv("GITHUB_WORKSPACE", str(root))
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "")
-    outputs = {
-        "--toll-json": root / "r.json",
-        "--toll-markdown": root / "r.md",
-        "--toll-sarif": root / "r.sarif",
-        "--toll-html": root / "r.html",
-    }
+    suffixes = {"json": ".json", "markdown": ".md", "sarif": ".sarif", "html": ".html"}
+    outputs = {f"--toll-{name}": root / f"r{suffixes[name]}" for name in OUTPUTS_FED}
     files = [f"{flag}={path}" for flag, path in outputs.items()]
     update = pytester.runpytest_subprocess(*QUIET, "-rA", "--toll", "--toll-update", *files)
     output = update.stdout.str() + update.stderr.str()
@@ -150,6 +150,13 @@ def test_hostile_names_reach_no_output_as_lines(
     ledger_text = ledger.read_text(encoding="utf-8")
     assert "FORGED" in ledger_text.split("tests:")[-1], ledger_text  # the test id is pinned
     assert_quoted(ledger_text)
+    entries = json.loads(outputs["--toll-json"].read_text(encoding="utf-8"))["entries"]
+    named = {
+        entry["kind"]
+        for entry in entries
+        if "FORGED" in entry["name"] or any("FORGED" in part["name"] for part in entry["parts"])
+    }
+    assert named == set(KINDS_FED), named
     for flag, path in outputs.items():
         report = path.read_text(encoding="utf-8")
         assert "FORGED" in report, flag
