@@ -281,13 +281,21 @@ def _cut_end_at_edge(text: str, *, at_start: bool) -> int:
     """The length of the longest end of a known secret form (``MIN_EDGE`` or more
     characters) that ``text`` starts with (``at_start``: the secret's tail, left where the
     window's start cut it) or the longest start of one ``text`` ends with; 0 when none."""
+    if len(text) < MIN_EDGE:
+        return 0
     longest = 0
+    probe = text[:MIN_EDGE] if at_start else text[-MIN_EDGE:]
     for form in _ordered:
-        most = min(len(form) - 1, len(text))
-        for size in range(most, max(longest, MIN_EDGE - 1), -1):
-            if form.endswith(text[:size]) if at_start else form.startswith(text[-size:]):
-                longest = size
-                break
+        # Only where the form holds the edge's first (last) MIN_EDGE characters can the text
+        # start with the form's end (end with its start): a find, not a test of every size.
+        at = form.find(probe)
+        while at != -1:
+            size = len(form) - at if at_start else at + MIN_EDGE
+            if longest < size < len(form) and size <= len(text):
+                piece = text[:size] if at_start else text[-size:]
+                if (form[at:] if at_start else form[:size]) == piece:
+                    longest = size
+            at = form.find(probe, at + 1)
     return longest
 
 
