@@ -109,6 +109,7 @@ def assert_quoted(ledger: str) -> None:
     assert_inert(ledger, "toll.yaml")
 
 
+@pytest.mark.slow
 def test_hostile_names_reach_no_output_as_lines(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

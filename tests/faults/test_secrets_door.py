@@ -119,6 +119,7 @@ def test_the_stderr_tail_masks_a_secret_its_window_cut(tmp_path: Path, size: int
         assert TOKEN[start : start + 4] not in message, message
 
 
+@pytest.mark.slow
 def test_init_writes_no_literal_url_password_or_query_secret(tmp_path: Path) -> None:
     servers = {
         "remote": {
