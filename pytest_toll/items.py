@@ -148,7 +148,8 @@ class LedgerItem(JudgedItem):
         state = state_of(self.config)
         keys = self.kind.keys(self.entry_name)
         line = state.ledger.line_of(keys) if state is not None else None
-        return self.path, None if line is None else line - 1, "::".join(keys)
+        # pytest prints this in the failure's headline: a key is third-party text.
+        return self.path, None if line is None else line - 1, inert("::".join(keys))
 
 
 # --- the toll marker --------------------------------------------------------------------
@@ -327,7 +328,7 @@ class StaleItem(JudgedItem):
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         line = self.result.line
-        return self.path, None if line is None else line - 1, f"stale {self.result.label}"
+        return self.path, None if line is None else line - 1, f"stale {inert(self.result.label)}"
 
 
 def gone_tests(

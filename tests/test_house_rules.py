@@ -482,3 +482,91 @@ def test_the_kind_finder_finds_a_field_and_an_attribute() -> None:
         "class Other:\n    name: str\n"
     )
     assert _kind_holders({"m": source}) == {"m.Record", "m.Item"}
+
+
+# --- the doors of issue #34: git, printed names ---------------------------------------------
+
+#: The one module that runs git (issue #34, door 5): every call with none of the programs a
+#: repository's config names (pytest_toll/core/git.py).
+GIT_RUNNER = "pytest_toll.core.git"
+#: Modules that may hold a list or tuple starting with ``"git"`` without running git, and why.
+GIT_WORD_EXCEPTIONS = {
+    "pytest_toll.transcripts.shapes": "a table of program names that shape a transcript's shell "
+    "commands (git, gh, npm…), read from transcripts, never run",
+}
+#: The functions that start a process from an argument list or a command string.
+_PROCESS_STARTERS = frozenset(
+    {"run", "Popen", "call", "check_call", "check_output", "system", "popen", "spawnlp",
+     "spawnvp", "execlp", "execvp", "create_subprocess_exec", "create_subprocess_shell"}
+)  # fmt: skip
+
+
+def _is_git_word(node: ast.AST | None) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and (node.value == "git" or node.value.startswith("git "))
+    )
+
+
+def _git_runs(source: str) -> list[int]:
+    """Lines that start git: an argument list whose first item is ``"git"`` (built anywhere,
+    since a list is what a process is started from), or a command string starting with it
+    given to a function that starts a process."""
+    lines: list[int] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.List | ast.Tuple) and node.elts and _is_git_word(node.elts[0]):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and node.args:
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            name = node.func.id if isinstance(node.func, ast.Name) else name
+            if name in _PROCESS_STARTERS and _is_git_word(node.args[0]):
+                lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_only_the_git_runner_runs_git() -> None:
+    """Outside core/git.py no module runs git: each would have to repeat every setting that
+    keeps a repository's programs from running, and the next one would forget one."""
+    found = {
+        name: lines
+        for name, path in _modules().items()
+        if name != GIT_RUNNER and (lines := _git_runs(path.read_text(encoding="utf-8")))
+    }
+    assert set(found) <= set(GIT_WORD_EXCEPTIONS), {
+        name: lines for name, lines in found.items() if name not in GIT_WORD_EXCEPTIONS
+    }
+    assert _git_runs(_modules()[GIT_RUNNER].read_text(encoding="utf-8"))  # it sees the runner
+
+
+def test_the_git_finder_finds_every_form() -> None:
+    source = (
+        "import subprocess, os\n"
+        "subprocess.run(['git', 'log'])\n"
+        "command = ('git', '-C', 'x')\n"
+        "os.system('git status')\n"
+        "subprocess.run(['python', 'git'])\n"
+        "print('git')\n"
+    )
+    assert _git_runs(source) == [2, 3, 4]
+
+
+#: The printed-names rule (issue #34, door 3) is a behaviour test: hostile names through every
+#: kind and every output, in tests/faults/test_hostile_names.py (which asserts that the kinds
+#: it names are the ones it says). Kinds and outputs it leaves out, and why.
+KINDS_WITHOUT_HOSTILE_NAMES = {
+    "calls": "a call's name is the ledger's own key and its parts fixed words, written by the "
+    "user, not a third party",
+    "transcripts": "one whole section with no names of its own; the tool names its shapes "
+    "quote are fed by tests/faults/test_inert_text.py's transcript",
+}
+OUTPUTS_WITHOUT_HOSTILE_NAMES = {"badge": "a total and a label, no name"}
+
+
+def test_the_hostile_names_test_covers_every_kind_and_output() -> None:
+    from pytest_toll.core.kinds import KINDS
+    from pytest_toll.report.outputs import OUTPUTS
+    from tests.faults.test_hostile_names import KINDS_FED, OUTPUTS_FED
+
+    assert set(KINDS) - set(KINDS_FED) == set(KINDS_WITHOUT_HOSTILE_NAMES)
+    assert set(OUTPUTS) - set(OUTPUTS_FED) == set(OUTPUTS_WITHOUT_HOSTILE_NAMES)

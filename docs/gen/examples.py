@@ -169,10 +169,21 @@ class ExampleBroke(Exception):
     """A command ended with another exit code than its example says: the docs would lie."""
 
 
+#: Variables that turn colour on whatever NO_COLOR says (pytest reads PY_COLORS first, then
+#: NO_COLOR, then FORCE_COLOR; other tools read CLICOLOR_FORCE), or tell a tool what the
+#: terminal can show: the outputs in the docs are the same whatever the caller's shell sets.
+COLOUR_VARIABLES = ("PY_COLORS", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLORTERM", "TERM")
+
+
 def clean_environment(work: Path) -> dict[str, str]:
-    """The environment a newcomer's shell would have: no CI, no cache, no git config."""
+    """The environment a newcomer's shell would have: no CI, no cache, no git config, no
+    colour."""
     dropped = ("PYTEST_", "GITHUB_", "COV_CORE_", "TOLL_", "ANTHROPIC_", "OPENAI_", "GIT_")
-    env = {key: value for key, value in os.environ.items() if not key.startswith(dropped)}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(dropped) and key not in COLOUR_VARIABLES
+    }
     home = work.parent / "home"
     home.mkdir(exist_ok=True)
     env.update(
@@ -182,10 +193,11 @@ def clean_environment(work: Path) -> dict[str, str]:
         COLUMNS=str(COLUMNS),
         TZ="UTC",
         NO_COLOR="1",
+        PY_COLORS="0",
+        TERM="dumb",
         PYTHONIOENCODING="utf-8",
         **GIT_IDENTITY,
     )
-    env.pop("FORCE_COLOR", None)
     return env
 
 

@@ -12,6 +12,7 @@ from typing import TextIO
 
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK
 from pytest_toll.core.errors import UsageError
+from pytest_toll.core.inert import inert, shown
 from pytest_toll.gate import starter as starters
 from pytest_toll.gate.discovery import describe_search
 from pytest_toll.gate.ledger import ledger_from_text
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     root = path.resolve().parent
     discovery = starters.discover(root)
     for note in discovery.notes:
-        print(f"toll init: {note}", file=sys.stderr)
+        print(f"toll init: {inert(note)}", file=sys.stderr)
     if discovery.empty:
         print(
             f"toll: error: nothing to measure in {root}: {describe_search()}; no ledger written",
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_NOTHING_TO_MEASURE
     for line in discovery.where():
-        print(f"toll init: found {line}", file=sys.stderr)
+        print(f"toll init: found {inert(line)}", file=sys.stderr)
     starter = starters.measure(discovery, args.headroom)
     text = starters.render(starter)
     if not starter.measured:
@@ -128,7 +129,7 @@ def _write_new(text: str, path: Path) -> bool:
 
 def _not_measured(starter: starters.Starter, out: TextIO, what: str) -> None:
     for entry, reason in starter.not_measured():
-        print(f"  {entry} {what}: {reason}", file=out)
+        print(f"  {inert(entry)} {what}: {shown(reason)}", file=out)
 
 
 def _summary(starter: starters.Starter, path: Path, *, written: bool) -> None:
@@ -143,7 +144,7 @@ def _summary(starter: starters.Starter, path: Path, *, written: bool) -> None:
             file=out,
         )
         for line in starter.failing_findings:
-            print(f"  {line}", file=out)
+            print(f"  {inert(line)}", file=out)
     if written:
         # The ledger named on the command line: pytest then collects it alone, not every
         # test_*.py in the tree (a repository without Python tests has none to run).

@@ -59,6 +59,18 @@ def _no_command(line: str) -> str:
     return line.replace(_OLD_COMMAND, "#\\u0023[") if _OLD_COMMAND in line else line
 
 
+def has_unsafe(text: str) -> bool:
+    """Whether ``text`` holds a control, bidi or line-break character :func:`inert` escapes
+    (a YAML writer quotes and escapes such a name instead of writing it as it is)."""
+    return _UNSAFE.search(text) is not None
+
+
+def escaped(text: str) -> str:
+    """``text`` with every control, bidi and line-break character an escape, and nothing
+    else changed: for a format where a line's start means nothing (an HTML page, an SVG)."""
+    return _UNSAFE.sub(_escape, text)
+
+
 def inert(text: object) -> str:
     """``text`` as one inert piece of a line: no control, bidi or line-break character, and
     no workflow command should it start a line."""

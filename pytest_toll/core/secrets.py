@@ -49,6 +49,10 @@ MASK = "[secret]"
 #: of random keys turn up in ordinary text, and 12 characters of one leave too little to
 #: guess the rest from.
 MIN_FRAGMENT = 12
+#: The shortest end (or start) of a known secret taken for the secret at a cut edge, where
+#: a cut through the secret leaves exactly that; three characters or fewer say nothing of
+#: the secret and would mask ordinary words by chance.
+MIN_EDGE = 4
 #: What marks a cut in a message.
 CUT_MARK = "…"
 
@@ -105,10 +109,35 @@ def looks_like_credential(value: str) -> bool:
 
 def is_secret_setting(name: str, value: str, *, kind: str) -> bool:
     """Whether a named value (``kind`` ``header``, ``env`` or ``query``) is taken for a
-    secret: any header but a public one; otherwise a secret-sounding name or a key-like value."""
+    secret: any header but a public one; otherwise a secret-sounding name, a key-like value,
+    or (``env``) a URL carrying a credential (:func:`url_secrets`)."""
     if kind == "header":
         return name.lower() not in _PUBLIC_HEADERS
+    if kind == "env" and (is_secret_name(name) or url_secrets(value)):
+        return True
     return bool(_SECRET_NAME.search(name)) or looks_like_credential(value)
+
+
+def url_secrets(value: str) -> list[str]:
+    """The credentials a URL carries: its userinfo's password (``postgres://me:pw@db/x``)
+    or a token given as the user name (``https://ghp_…@github.com``), and the values of
+    its query parameters that :func:`is_secret_setting` takes for secrets (``?key=``,
+    ``api_key=``, ``token=``, ``sig=``). Empty for a value that is no such URL."""
+    value = value.strip()
+    if "://" not in value or any(char.isspace() for char in value):
+        return []
+    try:
+        parts = urlsplit(value)
+        found = [parts.password or ""] if "@" in parts.netloc else []
+        # A user name is a secret when it reads like a key (a token given as the user); a
+        # plain one (``postgres``) scrubbed everywhere would garble every message naming it.
+        if "@" in parts.netloc and looks_like_credential(parts.username or ""):
+            found.append(parts.username or "")
+        pairs = parse_qsl(parts.query, keep_blank_values=False)
+    except ValueError:
+        return []
+    found += [item for name, item in pairs if is_secret_setting(name, item, kind="query")]
+    return [item for item in found if item]
 
 
 def remember_setting(name: str, value: str | None, *, kind: str) -> None:
@@ -137,10 +166,12 @@ def forget_all() -> None:
 
 #: Words in a variable's name that say its value is a credential. ``AUTH`` but not
 #: ``AUTHOR`` (``GIT_AUTHOR_NAME`` is a person), ``TOKEN`` but not ``TOKENIZER``
-#: (``TOKENIZERS_PARALLELISM``); ``PAT`` as a word (``GH_PAT``, a personal access token).
+#: (``TOKENIZERS_PARALLELISM``); ``PAT``, ``PASS``, ``PWD``, ``JWT`` and ``DSN`` as words
+#: (``GH_PAT``, ``DB_PASS``, ``SMTP_PWD``, ``API_JWT``, ``SENTRY_DSN``; ``PWD`` only after
+#: another word), so neither the shell's ``PWD`` nor ``PASSENGERS`` is one.
 _SECRET_ENV_NAME = re.compile(
     r"KEY|TOKEN(?!IZER)|SECRET|PASS(?:WORD|WD|PHRASE)|CREDENTIAL|AUTH(?!OR)|COOKIE|PRIVATE"
-    r"|(?:^|_)PAT(?:_|$)",
+    r"|(?:^|_)(?:PAT|PASS|JWT|DSN)(?:_|$)|_PWD(?:_|$)",
     re.IGNORECASE,
 )
 #: Providers' variables, kept from a server whatever their names say: a server measured for
@@ -159,31 +190,34 @@ def is_secret_name(name: str) -> bool:
     return _SECRET_ENV_NAME.search(name) is not None
 
 
-def is_kept_from_servers(name: str) -> bool:
+def is_kept_from_servers(name: str, value: str = "") -> bool:
     """Whether a stdio server started for measurement goes without this variable: a secret
-    name, or any of a model provider's variables."""
-    return is_secret_name(name) or name.upper().startswith(_PROVIDER_PREFIXES)
+    name, any of a model provider's variables, or a URL carrying a credential
+    (``DATABASE_URL=postgres://me:pw@db/x``, ``HOOK=https://h/x?token=…``)."""
+    return (
+        is_secret_name(name)
+        or name.upper().startswith(_PROVIDER_PREFIXES)
+        or bool(url_secrets(value))
+    )
 
 
 def inheritable_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a stdio server inherits: ``environ`` (default: this process's) minus
     every variable :func:`is_kept_from_servers` names. The ledger's ``env:`` adds to it."""
     environ = os.environ if environ is None else environ
-    return {name: value for name, value in environ.items() if not is_kept_from_servers(name)}
+    return {name: value for name, value in environ.items() if not is_kept_from_servers(name, value)}
 
 
 def remember_environment(environ: Mapping[str, str]) -> None:
-    """Remember the values of ``environ``'s secret-named variables, and the password of any
-    value that is a URL carrying one (``DATABASE_URL=postgres://me:pw@db/x``)."""
+    """Remember the values of ``environ``'s secret-named variables, and the credentials of
+    any value that is a URL carrying them (``DATABASE_URL=postgres://me:pw@db/x``: its
+    password; a token as a URL's user name or query value: the token)."""
     found: list[str] = []
     for name, value in environ.items():
         if is_secret_name(name) and not _plain_setting(value):
             found.append(value)
-        elif "@" in value and "://" in value:
-            try:
-                found.append(urlsplit(value.strip()).password or "")
-            except ValueError:
-                continue
+        elif "://" in value:
+            found += url_secrets(value)
     remember(*found)
 
 
@@ -243,10 +277,34 @@ def _scrub_strings(value: Any) -> Any:
     return value
 
 
-def _piece_at_edge(text: str, *, at_start: bool) -> int:
-    """The length of the longest piece of a known secret form (``MIN_FRAGMENT`` or more
-    characters) that ``text`` starts with (``at_start``) or ends with; 0 when none."""
+def _cut_end_at_edge(text: str, *, at_start: bool) -> int:
+    """The length of the longest end of a known secret form (``MIN_EDGE`` or more
+    characters) that ``text`` starts with (``at_start``: the secret's tail, left where the
+    window's start cut it) or the longest start of one ``text`` ends with; 0 when none."""
+    if len(text) < MIN_EDGE:
+        return 0
     longest = 0
+    probe = text[:MIN_EDGE] if at_start else text[-MIN_EDGE:]
+    for form in _ordered:
+        # Only where the form holds the edge's first (last) MIN_EDGE characters can the text
+        # start with the form's end (end with its start): a find, not a test of every size.
+        at = form.find(probe)
+        while at != -1:
+            size = len(form) - at if at_start else at + MIN_EDGE
+            if longest < size < len(form) and size <= len(text):
+                piece = text[:size] if at_start else text[-size:]
+                if (form[at:] if at_start else form[:size]) == piece:
+                    longest = size
+            at = form.find(probe, at + 1)
+    return longest
+
+
+def _piece_at_edge(text: str, *, at_start: bool) -> int:
+    """The length of the longest piece of a known secret form that ``text`` starts with
+    (``at_start``) or ends with: a piece of ``MIN_FRAGMENT`` or more characters from
+    anywhere in the form, or a shorter one that is the form's own end (``at_start``) or
+    start where the cut went through it; 0 when none."""
+    longest = _cut_end_at_edge(text, at_start=at_start)
     for form in _ordered:
         if len(form) < MIN_FRAGMENT:
             break  # longest first

@@ -5,8 +5,10 @@ What the entry keeps and what it changes, each said in a comment above it:
 - ``${VAR}`` / ``${VAR:-default}`` stay as written: the gate expands them as the host does
   (:mod:`pytest_toll.core.envrefs`). A plugin's ``${CLAUDE_PLUGIN_ROOT}`` and VS Code's
   ``${workspaceFolder}`` become the folder they stand for, relative to the ledger.
-- A literal secret (an ``env`` value or header that reads like a credential) is never
-  copied: it becomes a ``${NAME}`` reference, with a comment saying where to set it.
+- A literal secret (an ``env`` value or header that reads like a credential, a URL's
+  password, a token as its user name or a secret query value, in ``url``, ``env`` or a
+  command argument) is never copied: it becomes a ``${NAME}`` reference, with a comment
+  saying where to set it.
 - A server fetched by ``npx``/``uvx`` without a version runs whatever is newest, so its
   tools can change under the gate with nothing changed here: the version the repository's
   lockfile records is pinned, or a comment says the package floats.
@@ -20,10 +22,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pytest_toll.core.envrefs import references
 from pytest_toll.core.errors import UsageError
-from pytest_toll.core.secrets import is_secret_setting
+from pytest_toll.core.secrets import is_secret_setting, looks_like_credential, url_secrets
 
 _VSCODE_WORKSPACE = "${workspaceFolder}"
 _PLUGIN_ROOT = "${CLAUDE_PLUGIN_ROOT}"
@@ -171,6 +174,13 @@ def _protect_secrets(entry: dict[str, Any], server: str) -> list[str]:
                 f"env {name}: the config held a literal secret; toll init did not copy it. "
                 f"Set {name} in the environment pytest --toll runs in (a CI secret)."
             )
+    if isinstance(entry.get("url"), str):
+        entry["url"], found = _protect_url(entry["url"], server)
+        notes += [f"url: {note}" for note in found]
+    if isinstance(entry.get("command"), list):
+        for index, part in enumerate(entry["command"]):
+            entry["command"][index], found = _protect_url(part, server)
+            notes += [f"command argument {index}: {note}" for note in found]
     headers = entry.get("headers") or {}
     for name, value in headers.items():
         if value and not references(value) and is_secret_setting(name, value, kind="header"):
@@ -182,6 +192,42 @@ def _protect_secrets(entry: dict[str, Any], server: str) -> list[str]:
                 f"it. Set {variable} in the environment pytest --toll runs in (a CI secret)."
             )
     return notes
+
+
+def _protect_url(value: str, server: str) -> tuple[str, list[str]]:
+    """``value`` with each credential a URL in it carries (:func:`url_secrets`: a password, a
+    token as the user name, a secret query value) replaced by a ``${NAME}`` reference, and a
+    note for each; a value that is no such URL as it is."""
+    if not url_secrets(value):
+        return value, []
+    parts = urlsplit(value.strip())
+    notes: list[str] = []
+
+    def reference(what: str) -> str:
+        variable = _variable(server, what)
+        notes.append(
+            f"the config held a literal {what.lower().replace('_', ' ')}; toll init did not "
+            f"copy it. Set {variable} in the environment pytest --toll runs in (a CI secret)."
+        )
+        return f"${{{variable}}}"
+
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, host = netloc.rpartition("@")
+        user, colon, password = userinfo.partition(":")
+        if not references(user) and looks_like_credential(unquote(user)):
+            user = reference("token")
+        if colon and password and not references(password):
+            password = reference("password")
+        netloc = f"{user}{colon}{password}@{host}"
+    pieces = []
+    for piece in parts.query.split("&") if parts.query else []:
+        name, equals, item = piece.partition("=")
+        secret = item and is_secret_setting(unquote(name), unquote(item), kind="query")
+        if equals and secret and not references(item):
+            piece = f"{name}={reference(unquote(name))}"
+        pieces.append(piece)
+    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(pieces), parts.fragment)), notes
 
 
 # --- floating packages --------------------------------------------------------------------

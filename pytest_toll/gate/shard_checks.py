@@ -5,7 +5,14 @@ figures become pins in the ledger the merge writes. The schema says what fields 
 these rules say what the values may be:
 
 - every figure (a count of tokens, a pin, a budget, a line, a shard's index) is a whole
-  number that is not negative — never a bool, a float (``8.0``) or ``-5``;
+  number that is not negative and under :data:`MAX_FIGURE` — never a bool, a float
+  (``8.0``, ``1e3``), ``-5`` or ``10**30``; a ratio is finite and under the same bound;
+- an entry's other pins are only those its kind has (a test's ``run_pin``, the transcripts'
+  ``waste_ratio_pin``): never a human field such as ``budget``, nor any other key of the
+  entry (a server's ``command``), which the merge would write into the ledger;
+- its parts only where its kind pins parts, named (non-empty), and for a kind whose parts
+  are fixed levels (a skill's, a subagent's, a call's) only the levels this version
+  measures;
 - every entry is something the shard collected: a ledger entry of its kind, named by the
   node id the ledger gives it, or a test the shard collected (``tests`` entries only);
 - its ``outcome`` and ``failed`` agree as the judge makes them (a regression fails; a pass
@@ -20,9 +27,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_toll.calls.measuring import PARTS as CALL_PARTS
 from pytest_toll.core.errors import UsageError
-from pytest_toll.core.kinds import KINDS
+from pytest_toll.core.kinds import EXECUTED, KINDS, RUN_PIN, Kind
 from pytest_toll.gate.ledger import Ledger
+from pytest_toll.gate.measurers import SKILL_LEVELS
 from pytest_toll.report.data import (
     IMPROVED,
     NEW,
@@ -33,6 +42,21 @@ from pytest_toll.report.data import (
     STALE,
 )
 
+#: No figure a shard reports is this large: 2**53, past which a JSON reader may round it.
+MAX_FIGURE = 2**53
+#: The other pins each kind has; every other key a shard would pin is refused.
+OTHER_PINS: Mapping[str, tuple[str, ...]] = {
+    "tests": (RUN_PIN,),
+    "transcripts": ("waste_ratio_pin",),
+}
+#: The parts of the kinds whose parts are fixed levels; the other kinds with parts name them
+#: by what was measured (tools, files, components).
+FIXED_PARTS: Mapping[str, tuple[str, ...]] = {
+    "skills": (*SKILL_LEVELS, EXECUTED),
+    "agents": ("metadata", "body"),
+    "commands": ("metadata", "body"),
+    "calls": CALL_PARTS,
+}
 #: Outcomes that always fail the run.
 _FAILING = (OUTCOME_ERROR, REGRESSED, OVER_BUDGET)
 #: Outcomes that fail it only for a finding of error severity (or strict, as new).
@@ -42,9 +66,11 @@ _PASSING = (PASSED, IMPROVED, NEW)
 def _whole(source: str, where: str, value: Any, *, minimum: int = 0, optional: bool = True) -> None:
     if value is None and optional:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value < MAX_FIGURE:
+        shown = value if not isinstance(value, int) or value < MAX_FIGURE else "a number this large"
         raise UsageError(
-            f"{source}: {where}: {value!r} is not a whole number of at least {minimum}"
+            f"{source}: {where}: {shown!r} is not a whole number of at least {minimum} "
+            f"(and under 2**53)"
         )
 
 
@@ -55,9 +81,11 @@ def _ratio(source: str, where: str, value: Any, *, optional: bool) -> None:
         isinstance(value, bool)
         or not isinstance(value, int | float)
         or not math.isfinite(value)
-        or value < 0
+        or not 0 <= value < MAX_FIGURE
     ):
-        raise UsageError(f"{source}: {where}: {value!r} is not a number of at least 0")
+        raise UsageError(
+            f"{source}: {where}: {value!r} is not a number of at least 0 (under 2**53)"
+        )
 
 
 def check_figures(source: str, data: Mapping[str, Any]) -> None:
@@ -105,6 +133,12 @@ def check_figures(source: str, data: Mapping[str, Any]) -> None:
 def _check_capture(source: str, where: str, capture: Mapping[str, Any]) -> None:
     for key in ("count", "sum", "could_not_judge"):
         _whole(source, f"{where}.{key}", capture.get(key), optional=False)
+    for key in ("new", "resent"):
+        _whole(source, f"{where}.{key}", capture.get(key))
+    cache = capture.get("cache")
+    if isinstance(cache, Mapping):
+        for key in ("read_tokens", "write_tokens"):
+            _whole(source, f"{where}.cache.{key}", cache.get(key))
     _whole(source, f"{where}.largest", capture.get("largest"))
     _whole(source, f"{where}.largest_number", capture.get("largest_number"), minimum=1)
     for index, request in enumerate(capture.get("requests", [])):
@@ -146,7 +180,35 @@ def check_entries(source: str, data: Mapping[str, Any], ledger: Ledger, ledger_n
                     "the shard collected; a shard reports only the ledger's own entries, "
                     "under their kind"
                 )
+        _check_keys(source, nodeid, entry, kind)
         _check_verdict(source, nodeid, entry, strict)
+
+
+def _check_keys(source: str, nodeid: str, entry: Mapping[str, Any], kind: Kind) -> None:
+    """The entry's other pins and parts are ones its kind has: the merge writes each under
+    the entry in the ledger."""
+    allowed = OTHER_PINS.get(kind.name, ())
+    for index, other in enumerate(entry.get("other_pins", [])):
+        key = other.get("key")
+        if key not in allowed:
+            raise UsageError(
+                f"{source}: {nodeid}: other_pins[{index}].key: {key!r} is no pin of a "
+                f"{kind.name} entry ({', '.join(allowed) or 'it has none'})"
+            )
+    parts = entry.get("parts", [])
+    fixed = FIXED_PARTS.get(kind.name)
+    for index, part in enumerate(parts):
+        name = part.get("name")
+        if kind.part_pins_key is None:
+            raise UsageError(
+                f"{source}: {nodeid}: parts[{index}]: a {kind.name} entry has no parts"
+            )
+        if not isinstance(name, str) or not name or (fixed is not None and name not in fixed):
+            expected = f"one of {', '.join(fixed)}" if fixed else "a name"
+            raise UsageError(
+                f"{source}: {nodeid}: parts[{index}].name: {name!r} is no part this version "
+                f"measures of a {kind.name} entry ({expected})"
+            )
 
 
 def _check_verdict(source: str, nodeid: str, entry: Mapping[str, Any], strict: bool) -> None:

@@ -235,8 +235,11 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-#: Line breaks YAML knows and JSON does not escape: inside a quoted key they end the line.
-_UNICODE_BREAKS = re.compile("[\x85\u2028\u2029]")
+#: Line breaks YAML knows and JSON does not escape (inside a quoted key they end the line),
+#: and bidi controls (they show the ledger's line in an order other than its own).
+_UNICODE_BREAKS = re.compile("[\x85\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: Bidi controls in a comment: shown as escapes, as in a quoted name.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _json(value: Any) -> str:
@@ -266,7 +269,8 @@ def comment_lines(text: str, prefix: str = "# ") -> list[str]:
     that is a Python traceback stays a comment. Characters no YAML stream may hold (a
     server's stderr can carry any byte) are written as ``\\uXXXX``.
     """
-    pieces = re.split("\r\n|[\n\r\x85\u2028\u2029]", _UNPRINTABLE.sub(_escaped, text))
+    text = _BIDI.sub(_escaped, _UNPRINTABLE.sub(_escaped, text))
+    pieces = re.split("\r\n|[\n\r\x85\u2028\u2029]", text)
     return [(prefix + piece).rstrip() for piece in pieces]
 
 

@@ -10,7 +10,9 @@ the ratchet pull request and the badge branch. The composite action calls these 
   the marker, and a copy is left alone while a new comment is created. A fork's read-only token (or any 401/403/
   404) skips it with a notice: the gate's verdict stands either way;
 - **ratchet**: when ``--toll-update`` lowered pins, the ledger is committed (without touching
-  the checkout) onto ``toll/ratchet``, force-pushed, and its pull request opened or updated;
+  the checkout) onto ``toll/ratchet``, force-pushed (only over a tip the loop wrote itself:
+  never the base, the default branch or anyone's commit), and its pull request opened or
+  updated;
   when nothing can drop, an open ratchet pull request is closed and the branch deleted, so a
   stale pin can never be merged;
 - **badge**: the SVG and shields endpoint JSON force-pushed as the only commit of a branch.
@@ -19,14 +21,13 @@ the ratchet pull request and the badge branch. The composite action calls these 
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_toll.core import git as core_git
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.secrets import scrub
 from pytest_toll.github.api import GitHub, GitHubError
@@ -41,6 +42,7 @@ _RAN = (0, 1)
 MARKER = "<!-- pytest-toll:comment {key} -->"
 COMMENT_LIMIT = 65_536
 RATCHET_TITLE = "toll: lower the pins that improved"
+BADGE_TITLE = "toll: the context-cost badge"
 BOT_NAME = "github-actions[bot]"
 BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
 BADGE_FILES = ("toll-badge.svg", "toll-badge.json")
@@ -81,17 +83,16 @@ def verdict(report: Mapping[str, Any] | None, exit_code: int) -> str:
     return PASSED if exit_code == 0 else FAILED
 
 
-def git(args: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None) -> str:
-    done = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        env=None if env is None else {**os.environ, **env},
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        raise CouldNotJudge(f"git {' '.join(args)}: {done.stderr.strip() or done.returncode}")
-    return done.stdout.strip()
+def git(
+    args: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    remote: str | None = None,
+) -> str:
+    """A git call that must succeed (reaching ``remote`` when given), through
+    :mod:`pytest_toll.core.git`."""
+    return core_git.output(args, cwd, env=env, remote=remote)
 
 
 def ledger_changed(ledger: Path) -> bool:
@@ -102,7 +103,13 @@ def ledger_changed(ledger: Path) -> bool:
             f"{ledger}: no ledger there (the action's `ledger` input is relative to its "
             "`working-directory`)"
         )
-    return bool(git(["status", "--porcelain", "--", ledger.name], ledger.parent))
+    # Compared by hash, not with ``git status``: status may run a clean filter the
+    # repository's attributes and config name; ``--no-filters`` runs none.
+    cwd = ledger.parent
+    now = git(["hash-object", "--no-filters", "--", ledger.name], cwd)
+    prefix = git(["rev-parse", "--show-prefix"], cwd)
+    done = core_git.run(["rev-parse", "--verify", "--quiet", f"HEAD:{prefix}{ledger.name}"], cwd)
+    return done.returncode != 0 or done.text.strip() != now
 
 
 def write_github_output(values: Mapping[str, str], path: Path) -> None:
@@ -221,6 +228,84 @@ def comment(markdown: Path, key: str, environ: Mapping[str, str], stream: TextIO
     return 0
 
 
+# --- pushing only to the loop's own branches --------------------------------------------
+
+#: The trailer of every commit the loop writes. A branch whose tip lacks it is not the loop's
+#: (a person's branch, the base, a branch someone pushed onto): it is never pushed to.
+TRAILER = "Written-by: pytest-toll"
+
+
+def _message(title: str) -> str:
+    return f"{title}\n\n{TRAILER}"
+
+
+def _remote_tip(remote: str, branch: str, cwd: Path) -> str | None:
+    """The commit ``branch`` points at on ``remote``; None when there is no such branch."""
+    ref = f"refs/heads/{branch}"
+    for line in git(["ls-remote", "--heads", remote, ref], cwd, remote=remote).splitlines():
+        commit, _, name = line.partition("\t")
+        if name == ref:
+            return commit
+    return None
+
+
+def _protected(remote: str, cwd: Path, base: str | None) -> set[str]:
+    """Branches the loop never pushes to: the base, the remote's default branch, the branch
+    checked out here."""
+    names = {base} if base else set()
+    for line in git(["ls-remote", "--symref", remote, "HEAD"], cwd, remote=remote).splitlines():
+        if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
+            names.add(line[len("ref: refs/heads/") : -len("\tHEAD")])
+    current = core_git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], cwd)
+    if current.returncode == 0 and current.text.strip():
+        names.add(current.text.strip())
+    return names
+
+
+def _written_by_us(cwd: Path, commit: str, legacy_title: str) -> bool:
+    """Whether ``commit`` (fetched) carries the loop's trailer; or is one an earlier version
+    wrote (its exact title, the bot as author), so an existing proposal stays updatable."""
+    raw = git(["cat-file", "commit", commit], cwd)
+    header, _, message = raw.partition("\n\n")
+    if TRAILER in message.splitlines():
+        return True
+    return message.strip() == legacy_title and f"<{BOT_EMAIL}>" in header
+
+
+def claim_branch(
+    branch: str, *, remote: str, cwd: Path, base: str | None, title: str
+) -> str | None:
+    """The tip of ``branch`` on ``remote`` that the loop may replace (None: no such branch
+    yet). CouldNotJudge when the loop may not push there: the branch is the base, the
+    remote's default or the one checked out, or its tip is a commit the loop did not write.
+    """
+    if not branch or branch in _protected(remote, cwd, base):
+        raise CouldNotJudge(
+            f"refusing to push to {branch or 'an unnamed branch'}: it is the base branch, the "
+            "remote's default branch or the one checked out; name a branch of its own"
+        )
+    tip = _remote_tip(remote, branch, cwd)
+    if tip is None:
+        return None
+    git(["fetch", "--quiet", "--no-tags", "--depth=1", remote, f"refs/heads/{branch}"], cwd,
+        remote=remote)  # fmt: skip
+    if not _written_by_us(cwd, tip, title):
+        raise CouldNotJudge(
+            f"refusing to push to {branch}: its tip {tip[:12]} was not written by pytest-toll "
+            f"(no '{TRAILER}' trailer); it is someone's branch. Name another branch, or "
+            "delete this one if it is a stale proposal"
+        )
+    return tip
+
+
+def push(commit: str, branch: str, tip: str | None, *, remote: str, cwd: Path) -> None:
+    """Replace ``branch`` on ``remote`` with ``commit`` only if it still points at ``tip``
+    (or, with no tip, does not exist): a commit pushed there since the check is never
+    overwritten."""
+    lease = f"--force-with-lease=refs/heads/{branch}:{tip or ''}"
+    git(["push", "--quiet", lease, remote, f"{commit}:refs/heads/{branch}"], cwd, remote=remote)
+
+
 # --- the ratchet -------------------------------------------------------------------------
 
 
@@ -229,7 +314,7 @@ def _commit_file(ledger: Path, message: str) -> str:
     the checkout and its index stay as they are."""
     cwd = ledger.parent
     prefix = git(["rev-parse", "--show-prefix"], cwd)
-    blob = git(["hash-object", "-w", "--", ledger.name], cwd)
+    blob = git(["hash-object", "-w", "--no-filters", "--", ledger.name], cwd)
     with tempfile.TemporaryDirectory() as scratch:
         index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
         git(["read-tree", "HEAD"], cwd, index)
@@ -245,7 +330,7 @@ def _commit_file(ledger: Path, message: str) -> str:
         "GIT_COMMITTER_NAME": BOT_NAME,
         "GIT_COMMITTER_EMAIL": BOT_EMAIL,
     }
-    return git(["commit-tree", tree, "-p", "HEAD", "-m", message], cwd, author)
+    return git(["commit-tree", tree, "-p", "HEAD", "-m", _message(message)], cwd, author)
 
 
 def ratchet(
@@ -258,9 +343,13 @@ def ratchet(
     stream: TextIO,
     remote: str = "origin",
 ) -> str:
-    """Propose the lowered pins, or retire a proposal gone stale. Returns what it did."""
+    """Propose the lowered pins, or retire a proposal gone stale. Returns what it did.
+
+    Only a branch the loop wrote is pushed to, or deleted (:func:`claim_branch`)."""
+    changed = ledger_changed(ledger)
+    tip = claim_branch(branch, remote=remote, cwd=ledger.parent, base=base, title=RATCHET_TITLE)
     open_pulls = api.open_pulls(branch, base)
-    if not ledger_changed(ledger):
+    if not changed:
         if not open_pulls:
             stream.write("pytest-toll: no pin can be lowered; nothing to propose\n")
             return "nothing"
@@ -271,14 +360,15 @@ def ratchet(
                 "these lower pins would fail the gate. A later improvement opens a new one.",
             )
             api.update_pull(int(pull["number"]), state="closed")
-        api.delete_branch(branch)
+        if tip is not None:
+            api.delete_branch(branch)
         stream.write(
             f"pytest-toll: nothing can drop; closed #{', #'.join(str(p['number']) for p in open_pulls)}"
             f" and deleted {branch}\n"
         )
         return "closed"
     commit = _commit_file(ledger, RATCHET_TITLE)
-    git(["push", "--force", remote, f"{commit}:refs/heads/{branch}"], ledger.parent)
+    push(commit, branch, tip, remote=remote, cwd=ledger.parent)
     if open_pulls:
         number = int(open_pulls[0]["number"])
         api.update_pull(number, body=body)
@@ -293,8 +383,9 @@ def ratchet(
 
 
 def publish_badge(svg: Path, branch: str, cwd: Path, stream: TextIO, remote: str = "origin") -> str:
-    """Force-push the badge SVG and its endpoint JSON as the only commit of ``branch``;
-    nothing is pushed when the branch already holds the same two files."""
+    """Force-push the badge SVG and its endpoint JSON as the only commit of ``branch`` (only
+    a branch the loop wrote: :func:`claim_branch`); nothing is pushed when the branch
+    already holds the same two files."""
     endpoint = svg.with_suffix(".json")
     for path in (svg, endpoint):
         if not path.is_file():
@@ -302,14 +393,11 @@ def publish_badge(svg: Path, branch: str, cwd: Path, stream: TextIO, remote: str
     with tempfile.TemporaryDirectory() as scratch:
         index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
         for name, path in zip(BADGE_FILES, (svg, endpoint)):
-            blob = git(["hash-object", "-w", "--", str(path.resolve())], cwd)
+            blob = git(["hash-object", "-w", "--no-filters", "--", str(path.resolve())], cwd)
             git(["update-index", "--add", "--cacheinfo", f"100644,{blob},{name}"], cwd, index)
         tree = git(["write-tree"], cwd, index)
-    try:
-        git(["fetch", "--quiet", "--depth=1", remote, f"refs/heads/{branch}"], cwd)
-        current = git(["rev-parse", "FETCH_HEAD^{tree}"], cwd)
-    except CouldNotJudge:
-        current = ""
+    tip = claim_branch(branch, remote=remote, cwd=cwd, base=None, title=BADGE_TITLE)
+    current = "" if tip is None else git(["rev-parse", f"{tip}^{{tree}}"], cwd)
     if current == tree:
         stream.write(f"pytest-toll: {branch} already shows this badge\n")
         return "unchanged"
@@ -319,7 +407,7 @@ def publish_badge(svg: Path, branch: str, cwd: Path, stream: TextIO, remote: str
         "GIT_COMMITTER_NAME": BOT_NAME,
         "GIT_COMMITTER_EMAIL": BOT_EMAIL,
     }
-    commit = git(["commit-tree", tree, "-m", "toll: the context-cost badge"], cwd, author)
-    git(["push", "--force", remote, f"{commit}:refs/heads/{branch}"], cwd)
+    commit = git(["commit-tree", tree, "-m", _message(BADGE_TITLE)], cwd, author)
+    push(commit, branch, tip, remote=remote, cwd=cwd)
     stream.write(f"pytest-toll: published the badge to {branch}\n")
     return "published"

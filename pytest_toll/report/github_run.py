@@ -36,7 +36,7 @@ _GATE_RANK = {"error": 0, "over_budget": 1, "regressed": 2, "stale": 3}
 def _part_changes(entry: EntryDict, biggest: int = 5) -> list[str]:
     shown, hidden = biggest_changes(entry.get("parts", []), biggest)
     lines = [
-        f"{part['name']}: {markdown_report.number(part.get('pin'))} → "
+        f"{inert(part['name'])}: {markdown_report.number(part.get('pin'))} → "
         f"{markdown_report.number(part.get('measured'))} ({markdown_report.signed(part['delta'])})"
         for part in shown
     ]
@@ -126,9 +126,11 @@ def entry_annotations(
             if severity not in ("error", "warn"):
                 continue
             subject = finding.get("subject")
-            message = (f"{subject}: " if subject else "") + str(finding.get("message", ""))
+            # Each piece inert on its own: a line break in a name (a subject, a message
+            # quoting one) is no line of the annotation; only the hint starts one.
+            message = (f"{inert(subject)}: " if subject else "") + inert(finding.get("message", ""))
             if finding.get("hint"):
-                message += f"\nhint: {finding['hint']}"
+                message += f"\nhint: {inert(finding['hint'])}"
             annotation = actions.Annotation(
                 actions.ANNOTATION_ERROR if severity == "error" else actions.ANNOTATION_WARNING,
                 message,

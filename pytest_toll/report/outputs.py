@@ -83,7 +83,11 @@ class Output:
 
 
 def render_json(report: ReportDict, path: Path, context: RenderContext) -> list[Rendered]:
-    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    from pytest_toll.core.inert import inert_lines
+
+    # Valid JSON with the same data, but no raw NEL, line separator or bidi control in a
+    # name: a viewer or a log that shows the file breaks or reorders no line on them.
+    text = inert_lines(json.dumps(report, indent=2, ensure_ascii=False)) + "\n"
     return [Rendered("the JSON report", path, text)]
 
 

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_toll.core.inert import escaped
 from pytest_toll.core.secrets import cut
 
 # Colours with enough contrast for white or dark text; stable per index.
@@ -24,7 +25,9 @@ def esc(value: object) -> str:
     # A float is written as a person reads it, never as str() might (1e+16).
     if isinstance(value, float):
         value = number(value)
-    return html.escape(str(value), quote=True)
+    # Third-party text: a bidi control would reorder what the page shows, a line break or
+    # ESC is shown as its escape, as in the terminal.
+    return html.escape(escaped(str(value)), quote=True)
 
 
 def number(value: float | None, digits: int = 4) -> str:

@@ -40,15 +40,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_toll.core import tokens
+from pytest_toll.core import git, tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding, RuleOverrides, worst_first
 from pytest_toll.core.hosts import BY_MEMORY, Host
-from pytest_toll.core.limits import GIT_QUERY_TIMEOUT
 from pytest_toll.core.textio import decode_text
 from pytest_toll.skills.parse import normalize_newlines
 from pytest_toll.skills.references import is_inside
@@ -107,18 +105,12 @@ def folders_down(root: Path, cwd: Path) -> list[Path]:
 def committed(root: Path, path: Path) -> bool:
     """Whether git tracks ``path``; outside a git checkout, a file present counts as one."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "--", relative(path, root)],
-            capture_output=True,
-            text=True,
-            timeout=GIT_QUERY_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return True
+        done = git.run(["ls-files", "--", relative(path, root)], root)
+    except CouldNotJudge:
+        return True  # no git here: what is checked out is what the gate sees
     if done.returncode != 0:
         return True  # not a repository: what is checked out is what the gate sees
-    return bool(done.stdout.strip())
+    return bool(done.text.strip())
 
 
 class _Collector:

@@ -82,8 +82,12 @@ def test_a_window_cut_before_it_arrived_is_masked_at_its_edges(
 
 def test_a_short_piece_or_ordinary_text_is_left_alone() -> None:
     secrets.remember("SECRETVALUE-0123456789")
-    # 11 characters of the secret at the edge: too short to be taken for it.
-    assert scrub_window("0123456789 done", cut_before=True) == "0123456789 done"
+    # The secret's own end where the window's start cut it, however short (from MIN_EDGE
+    # characters on), is the secret (issue #34: it was left when under 12 characters).
+    assert scrub_window("0123456789 done", cut_before=True) == "[secret] done"
+    # Three characters of its end, or a short piece from inside it: ordinary text.
+    assert scrub_window("789 done", cut_before=True) == "789 done"
+    assert scrub_window("VALUE-01 done", cut_before=True) == "VALUE-01 done"
     assert scrub_window("ALUE-0123456789 done", cut_before=True) == "[secret] done"
     assert cut("a plain line of text that is long", 10) == "a plain l…"
     assert cut("x" * 8 + "SECRETVALUE-0123456789", 20) == "xxxxxxxx[secret]"

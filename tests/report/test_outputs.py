@@ -340,8 +340,8 @@ def test_hostile_finding_stays_one_annotation() -> None:
         "::error file=a%2Cb%3Atoll.yaml,line=4,title=toll%3A servers%3A%3Aevil%2Cname%3Ax failed"
         "::measured 5 tok (o200k), pin 5, budget -, change 0",
         "::error file=a%2Cb%3Atoll.yaml,line=4,title=toll%3A servers%3A%3Aevil%2Cname%3Ax E121"
-        # The quoted line that would read as a command shows its first colon escaped.
-        "::tool::one: 100%25 empty%0A\\u003a:error::forged%0Ahint: write one, sentence",
+        # A line break in a message is no line of the annotation (issue #34).
+        "::tool::one: 100%25 empty\\n::error::forged%0Ahint: write one, sentence",
     ]
 
 

@@ -8,22 +8,21 @@ load (broken YAML, a schema error, a duplicate key) is skipped and counted, neve
 history is what it is, and one bad commit must not hide the rest.
 
 The pin of a skill is the sum of its three level pins (what its entry is gated on in total);
-the pin of ``transcripts`` is its ``waste_ratio_pin``. Git runs as a subprocess with an
-argument list, never through a shell, and with every program the repository's config could
-name (hooks, fsmonitor, pagers, signature verifiers, diff drivers, transports) switched off;
-paths travel NUL-separated (``-z``), so any name works; a version's size is asked before its
-bytes, and one over the ledger's size limit is skipped unread.
+the pin of ``transcripts`` is its ``waste_ratio_pin``. Git runs through
+:mod:`pytest_toll.core.git`, with every program the repository's config could name (hooks,
+fsmonitor, pagers, signature verifiers, diff drivers, transports) switched off; paths
+travel NUL-separated (``-z``), so any name works; a version's size is asked before its bytes,
+and one over the ledger's size limit is skipped unread.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.core import git
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.kinds import KINDS
 from pytest_toll.core.limits import GIT_HISTORY_TIMEOUT, LEDGER_MAX_BYTES
@@ -35,59 +34,6 @@ from pytest_toll.gate.ratchet import pins_of
 #: a hash or a date, and with ``-z`` a path is ended by NUL, so no path can forge one.
 _RECORD = "\x1e"
 _FIELD = "\x1f"
-
-# Git runs on a repository toll does not trust: one cloned from anyone, unpacked from an
-# archive, left by another user. Its .git/config may name programs git runs on its behalf;
-# these settings (given with -c, which outranks every config file) leave none to run while
-# the history is read with rev-parse, log and cat-file:
-_NEUTRAL_CONFIG = (
-    # index refresh asks a file-system monitor hook; hooks are run from this folder
-    "core.fsmonitor=false",
-    f"core.hooksPath={os.devnull}",
-    # a pager (global or per command) runs as a program; none is wanted with piped output
-    "core.pager=cat",
-    "pager.log=false",
-    "pager.show=false",
-    "pager.cat-file=false",
-    "pager.rev-parse=false",
-    # showing a signed commit's signature runs the verifier: gpg, gpgsm, ssh-keygen
-    "log.showSignature=false",
-    "gpg.program=false",
-    "gpg.openpgp.program=false",
-    "gpg.x509.program=false",
-    "gpg.ssh.program=false",
-    "gpg.ssh.defaultKeyCommand=false",
-    # diffs may run an external diff, a driver's command or its textconv
-    "diff.external=",
-    # a partial clone fetches missing objects lazily over a transport (ssh, a remote's
-    # uploadpack command, a remote helper): refused, so no transport program starts
-    "protocol.allow=never",
-    "core.sshCommand=false",
-    # git may start housekeeping in the background (gc, maintenance) after a command
-    "gc.auto=0",
-    "maintenance.auto=false",
-    # settings that change the bytes parsed here: colour codes, paths relative to the
-    # folder, quoted paths, a log re-encoded into another character set
-    "color.ui=never",
-    "diff.relative=false",
-    "core.quotePath=false",
-    "i18n.logOutputEncoding=UTF-8",
-    "log.mailmap=false",
-)
-_NEUTRAL_ENVIRONMENT = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_PAGER": "cat",
-    "PAGER": "cat",
-    "GIT_TERMINAL_PROMPT": "0",
-    # the same refusal of lazy fetches, for git 2.44 and later
-    "GIT_NO_LAZY_FETCH": "1",
-    # reading takes no optional lock and writes no refreshed index
-    "GIT_OPTIONAL_LOCKS": "0",
-    # a ledger named with * or :( is a file name, not a pattern
-    "GIT_LITERAL_PATHSPECS": "1",
-}
-#: Variables of the caller's environment that would run a program or redirect the read.
-_DROPPED_VARIABLES = ("GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS")
 
 
 @dataclass(frozen=True)
@@ -138,29 +84,9 @@ class Trend:
 
 
 def _git_bytes(directory: Path, *arguments: str) -> bytes:
-    command = ["git", "--no-pager"]
-    for setting in _NEUTRAL_CONFIG:
-        command += ["-c", setting]
-    environment = {k: v for k, v in os.environ.items() if k not in _DROPPED_VARIABLES}
-    environment.update(_NEUTRAL_ENVIRONMENT)
-    try:
-        done = subprocess.run(
-            [*command, "-C", str(directory), *arguments],
-            capture_output=True,
-            timeout=GIT_HISTORY_TIMEOUT,
-            check=False,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-        )
-    except FileNotFoundError:
-        raise CouldNotJudge("the git executable was not found on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise CouldNotJudge(
-            f"git {arguments[0]} took longer than {GIT_HISTORY_TIMEOUT:g} s"
-        ) from None
+    done = git.run(arguments, directory, timeout=GIT_HISTORY_TIMEOUT)
     if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise CouldNotJudge(f"git {arguments[0]} failed: {message[0] if message else '?'}")
+        raise CouldNotJudge(f"git {arguments[0]} failed: {done.first_error_line}")
     return done.stdout
 
 

@@ -21,6 +21,7 @@ ledger is never replaced. A BOM and Windows line endings are kept.
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
 import os
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import UsageError
+from pytest_toll.core.inert import has_unsafe
 from pytest_toll.core.limits import LEDGER_LOCK_TIMEOUT
 from pytest_toll.core.textio import remove_stale_temporaries, write_atomically
 from pytest_toll.gate.ledger.lock import locked
@@ -60,10 +62,38 @@ class LedgerRewrite:
 # --- editing the document ---------------------------------------------------------------
 
 
+@functools.cache
+def _emitter() -> type:
+    """ruamel's emitter, escaping a double-quoted string that holds a character
+    :func:`~pytest_toll.core.inert.has_unsafe` names.
+
+    ruamel escapes NEL and the line and paragraph separators in a double-quoted string
+    already, but writes a bidi control (U+202E) as it is, so a name carrying one would show
+    the ledger's line in an order other than its own. Such a string is written with every
+    character beyond ASCII as an escape (only names that carry such a character).
+    """
+    from ruamel.yaml.emitter import Emitter
+
+    class InertEmitter(Emitter):
+        def write_double_quoted(self, text: Any, split: Any = True) -> None:
+            if not has_unsafe(text):
+                super().write_double_quoted(text, split)
+                return
+            keep = self.allow_unicode
+            self.allow_unicode = False
+            try:
+                super().write_double_quoted(text, split)
+            finally:
+                self.allow_unicode = keep
+
+    return InertEmitter
+
+
 def _yaml() -> Any:
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="rt")
+    yaml.Emitter = _emitter()
     yaml.preserve_quotes = True
     # Never re-wrap a user's long line (a rewrapped description is a noisy diff).
     yaml.width = 4096
@@ -103,13 +133,28 @@ def _wants_flow(keys: tuple[str, ...]) -> bool:
     return (len(keys) == 2 and keys[0] == "tests") or keys[-1] == "pin"
 
 
+def _name(text: Any) -> Any:
+    """A third-party name (a tool, a test id) as the ledger writes it: double-quoted, every
+    control, bidi and line-break character an escape, when it holds one; else as it is.
+
+    Written as ruamel would choose, NEL or U+2028 sits raw in a single-quoted scalar, which
+    YAML reads as a line break and folds into a space: the ledger would not read back as
+    written, and every update refused (issue #34).
+    """
+    if isinstance(text, str) and has_unsafe(text):
+        from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+        return DoubleQuotedScalarString(text)
+    return text
+
+
 def _to_yaml(value: Any, keys: tuple[str, ...]) -> Any:
     if isinstance(value, Mapping):
         created = _flow_map() if _wants_flow(keys) else _block_map()
         for key, item in value.items():
-            created[key] = _to_yaml(item, (*keys, str(key)))
+            created[_name(key)] = _to_yaml(item, (*keys, str(key)))
         return created
-    return value
+    return _name(value)
 
 
 def _same(current: Any, new: Any) -> bool:
@@ -168,7 +213,7 @@ def apply_updates(
                     parent = None
                     break
                 child = _flow_map() if _wants_flow(keys[: depth + 1]) else _block_map()
-                parent[key] = child
+                parent[_name(key)] = child
                 changed = True
             parent = child
         if parent is None:
@@ -188,7 +233,7 @@ def apply_updates(
         if last in parent and _same(parent[last], value):
             continue
         old = parent.get(last)
-        parent[last] = _to_yaml(value, keys)
+        parent[last if last in parent else _name(last)] = _to_yaml(value, keys)
         _restate_pin_note([*path, (parent, last)], old, value)
         changed = True
     return changed
