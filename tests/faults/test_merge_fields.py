@@ -86,7 +86,6 @@ FORGERIES: list[tuple[str, Callable[[Report], None], str]] = [
     ("a server's run_pin", _other(SERVER, "run_pin", 1), "run_pin"),
     ("a test's waste ratio", _other(TEST, "waste_ratio_pin", 0.5), "waste_ratio_pin"),
     # parts where the kind has none, or levels it does not measure
-    ("a part of a test", _part(TEST, "budget"), "parts"),
     ("a skill level this version does not measure", _part(SKILL, "budget"), "'budget'"),
     ("an empty part name", _part(SERVER, ""), "parts"),
 ]
@@ -124,3 +123,26 @@ def test_the_honest_shards_with_a_skill_merge(
     _with_skill(first)
     code, said = merge(capsys, tmp_path, [first, second])
     assert code == 0, said
+
+
+def test_a_tests_recorded_labels_merge_and_no_part_is_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test's parts are the labels it recorded under (any name, `budget` too): shown in the
+    report, never written, so an update merges them and the test's entry gains no key."""
+    ledger = tmp_path / "toll.yaml"
+    ledger.write_text(LEDGER, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    first, second = shard_report(ledger, 1), shard_report(ledger, 2)
+    _with_skill(first)
+    _part(TEST, "budget")(first)
+    code, said = merge(capsys, tmp_path, [first, second])
+    assert code == 0, said
+    labelled = ledger.read_text(encoding="utf-8")
+    ledger.write_text(LEDGER, encoding="utf-8")
+    first, second = shard_report(ledger, 1), shard_report(ledger, 2)
+    _with_skill(first)
+    code, said = merge(capsys, tmp_path, [first, second])
+    assert code == 0, said
+    assert labelled == ledger.read_text(encoding="utf-8")
+    assert "test_a.py::test_one: {pin: 8}" in labelled
