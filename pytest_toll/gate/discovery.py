@@ -15,7 +15,6 @@ the network.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.limits import MAX_CONFIG_FILE_BYTES
+from pytest_toll.core.parse import load_json
+from pytest_toll.core.textio import read_inside_root
 from pytest_toll.gate.server_config import DeclaredServer, read_declarations
 from pytest_toll.surface.agents import (
     AGENT_FOLDERS,
@@ -219,13 +221,14 @@ def server_files(tree: Tree) -> Iterator[tuple[str, str]]:
             yield _join(folder.relative, name), ("servers" if parent == _VSCODE else key)
 
 
-def _read_json(path: Path, where: str) -> Any:
+def _read_json(path: Path, where: str, root: Path) -> Any:
+    """An MCP config through the Files door (a regular file inside the repository, under
+    the config cap: a FIFO, ``/dev/zero`` or a file linked from elsewhere is refused before
+    it is read) and the Parsing door."""
     try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"{where}: cannot read: {error}") from None
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{where}:{error.lineno}: not JSON: {error.msg}") from None
+        return load_json(read_inside_root(path, root, MAX_CONFIG_FILE_BYTES), where)
+    except CouldNotJudge as error:
+        raise UsageError(str(error)) from None
 
 
 def find_servers(tree: Tree) -> Finds:
@@ -234,7 +237,7 @@ def find_servers(tree: Tree) -> Finds:
     notes: list[str] = []
     for relative, key in server_files(tree):
         try:
-            data = _read_json(tree.root / relative, relative)
+            data = _read_json(tree.root / relative, relative, tree.root)
         except UsageError as error:
             # One broken config among many must not stop init: say so and go on.
             notes.append(f"{error}; nothing taken from it")
@@ -396,7 +399,8 @@ def find_plugins(tree: Tree) -> Finds:
         try:
             listed, notes = marketplace_plugins(tree.root)
         except CouldNotJudge as error:
-            raise UsageError(str(error)) from None
+            # One broken marketplace must not stop init: say so and go on.
+            notes = [f"{error}; no plugin taken from it"]
     if tree.is_file(PLUGIN_FILE):
         found.append(Found(tree.root.resolve().name, {"path": "."}))
     found += [

@@ -26,7 +26,7 @@ from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import RuleOverrides, worst_first
 from pytest_toll.core.limits import DEFAULT_WINDOW
-from pytest_toll.core.textio import decode_text
+from pytest_toll.core.textio import decode_text, is_inside
 from pytest_toll.skills import rules as skill_rules
 from pytest_toll.skills.loading import SkillFiles, gather
 from pytest_toll.skills.parse import (
@@ -40,7 +40,7 @@ from pytest_toll.skills.records import (
     Skill,
     metadata_text,
 )
-from pytest_toll.skills.references import SkillFileTooLarge, is_inside, read_inside
+from pytest_toll.skills.references import SkillFileTooLarge, read_inside
 from pytest_toll.skills.report import SkillsReport
 
 # Directories never searched for skills: they hold vendored or generated trees, not a
