@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.core.limits import MAX_CONFIG_FILE_BYTES
+from pytest_toll.core.limits import MAX_CONFIG_FILE_BYTES, MAX_WALK_DEPTH
 from pytest_toll.core.parse import load_json
 from pytest_toll.core.textio import read_inside_root
 from pytest_toll.gate.server_config import DeclaredServer, read_declarations
@@ -140,6 +140,8 @@ def walk(root: Path) -> Tree:
     inside = os.path.realpath(root)
     for directory, subdirectories, files in os.walk(root, followlinks=True):
         relative = Path(directory).relative_to(root).as_posix()
+        if relative.count("/") + 1 >= MAX_WALK_DEPTH:
+            subdirectories[:] = []  # a bound on a hostile tree (the Files door's depth)
         try:
             here = os.stat(directory)
         except OSError:

@@ -242,3 +242,18 @@ def test_claude_rules_linked_outside_the_repository_are_not_read(tmp_path: Path)
     (repo / ".claude" / "rules").symlink_to(outside, target_is_directory=True)
     report = measure_memory(repo, "claude")
     assert not [file for file in report.files if "leak" in file.path]
+
+
+def test_a_skills_search_does_not_follow_a_link_out_of_its_folder(tmp_path: Path) -> None:
+    from pytest_toll.skills.measuring import find_skill_folders
+
+    outside = tmp_path / "outside" / "stolen"
+    outside.mkdir(parents=True)
+    (outside / "SKILL.md").write_text("---\nname: stolen\ndescription: x\n---\n")
+    skills = tmp_path / "repo" / "skills"
+    (skills / "mine").mkdir(parents=True)
+    (skills / "mine" / "SKILL.md").write_text("---\nname: mine\ndescription: x\n---\n")
+    (skills / "away").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (skills / "root").symlink_to("/", target_is_directory=True)
+    found = finishes(lambda: find_skill_folders(skills))
+    assert found == [skills / "mine"]
