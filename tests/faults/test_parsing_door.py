@@ -151,3 +151,11 @@ def test_a_lone_surrogate_in_a_plugin_name_reaches_no_encoder(tmp_path: Path) ->
     (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "kit\\udc80"}')
     report = measure_plugin(plugin)
     report.name.encode("utf-8")
+
+
+def test_a_lone_surrogate_in_a_transcript_line_is_a_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    call = '{"type": "tool_use", "id": "t1", "name": "Ba\\ud800sh", "input": {}}'
+    message = f'{{"id": "m", "role": "assistant", "content": [{call}]}}'
+    path.write_text(f'{{"type": "assistant", "sessionId": "s", "message": {message}}}\n')
+    assert summarize_file(path).unreadable_lines == 1
