@@ -94,6 +94,7 @@ def _opencode_database(path: Path) -> sqlite3.Connection:
     return connection
 
 
+@pytest.mark.slow
 def test_an_opencode_database_of_recursive_views_stops_at_its_time_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

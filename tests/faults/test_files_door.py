@@ -114,6 +114,7 @@ def _skill(root: Path) -> None:
     )
 
 
+@pytest.mark.slow
 @posix_only
 def test_init_is_not_hung_by_a_fifo_config(tmp_path: Path) -> None:
     _skill(tmp_path)
@@ -123,6 +124,7 @@ def test_init_is_not_hung_by_a_fifo_config(tmp_path: Path) -> None:
     assert ".mcp.json" in outcome.stderr and "not a regular file" in outcome.stderr
 
 
+@pytest.mark.slow
 @posix_only
 def test_init_does_not_read_dev_zero_through_a_config_link(tmp_path: Path) -> None:
     _skill(tmp_path)
@@ -132,6 +134,7 @@ def test_init_does_not_read_dev_zero_through_a_config_link(tmp_path: Path) -> No
     assert ".mcp.json" in outcome.stderr
 
 
+@pytest.mark.slow
 def test_init_starts_no_server_from_a_config_linked_outside(tmp_path: Path) -> None:
     marker = tmp_path / "started"
     outside = tmp_path / "elsewhere.json"
@@ -170,6 +173,7 @@ def test_a_plugin_manifest_naming_a_file_outside_the_plugin_reads_nothing(tmp_pa
 # --- transcripts -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @posix_only
 def test_a_fifo_in_a_transcripts_root_hangs_neither_scan_nor_the_gate(tmp_path: Path) -> None:
     root = tmp_path / "sessions"

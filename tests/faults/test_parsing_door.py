@@ -93,6 +93,7 @@ def test_a_transcript_claiming_absurd_tokens_is_a_bad_line(tmp_path: Path, token
     assert summary.unreadable_lines == 1  # counted as a bad line, not summed or stored
 
 
+@pytest.mark.slow
 def test_absurd_tokens_do_not_break_the_scan_cache(tmp_path: Path) -> None:
     from tests.faults.hostile import run_toll
 
