@@ -56,6 +56,50 @@ DEFERRED_OWN_IMPORTS = {
 }
 
 
+#: The doors' calls (issue 34): outside ``core/`` no module opens, reads or parses a file
+#: itself; it goes through ``core.textio`` (regular files, size caps, confinement, bounded
+#: walks), ``core.parse`` (bounded JSON, YAML, TOML) and ``core.database`` (SQLite with a
+#: time limit and a row-size cap). Calls by module attribute: ``json.loads`` and the like.
+DOOR_CALLS: dict[str, frozenset[str]] = {
+    "json": frozenset({"load", "loads"}),
+    "orjson": frozenset({"loads"}),
+    "yaml": frozenset(
+        {"load", "safe_load", "full_load", "unsafe_load", "load_all", "safe_load_all",
+         "compose", "compose_all", "parse", "scan"}
+    ),
+    "tomllib": frozenset({"load", "loads"}),
+    "tomli": frozenset({"load", "loads"}),
+    "sqlite3": frozenset({"connect"}),
+    "os": frozenset({"open", "fdopen"}),
+    "io": frozenset({"open"}),
+}  # fmt: skip
+#: Methods that open or read a file whatever they are called on (``Path.read_text``).
+DOOR_METHODS = frozenset({"open", "read_text", "read_bytes"})
+#: Modules outside ``core/`` that may make a door's call themselves, and why. Each is our own
+#: file or a stream we write, never third-party input, or a parser with its own bounds.
+DOOR_EXCEPTIONS: dict[str, str] = {
+    "pytest_toll.gate.ledger.read": "the ledger's own event-by-event YAML reader: it bounds "
+    "depth and alias nodes itself and keeps each value's line for its error messages",
+    "pytest_toll.gate.ledger.lock": "creates and locks the ledger's lock file (a write)",
+    "pytest_toll.gate.ledger": "loads the ledger schema shipped inside the package",
+    "pytest_toll.transcripts.cache": "the scan's own cache database and lock file, which toll "
+    "creates in the user's cache folder",
+    "pytest_toll.report.github": "appends to the step-summary and output files GitHub "
+    "gives the step (a write)",
+    "pytest_toll.cli": "points stdout at os.devnull while a broken pipe closes (a write)",
+    "pytest_toll.cli.init": "writes the new ledger with O_EXCL so it never overwrites one",
+    "pytest_toll.gate.ledger.write": "checks the events of the YAML it is about to write "
+    "(its own output, never input)",
+    "pytest_toll.skills.references": "the skill file reader: an O_NOFOLLOW open of a path "
+    "already resolved inside the skill folder, that sniffs a binary asset before reading it",
+    # The two below belong to this round's other doors (merge inputs, the git runner and
+    # pushes: issue 34 doors 5 and 7), changed on another branch; they read our own reports
+    # and GitHub's event file.
+    "pytest_toll.gate.merge": "reads shard reports: door 7 (merge inputs) checks them",
+    "pytest_toll.github.loop": "reads GitHub's event file and our reports: door 5's module",
+}
+
+
 @dataclass(frozen=True)
 class Import:
     importer: str
@@ -482,6 +526,56 @@ def test_the_kind_finder_finds_a_field_and_an_attribute() -> None:
         "class Other:\n    name: str\n"
     )
     assert _kind_holders({"m": source}) == {"m.Record", "m.Item"}
+
+
+def _door_calls(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """(line, call) of every call in ``tree`` that opens, reads or parses a file itself."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "open":
+            yield node.lineno, "open"
+        elif isinstance(func, ast.Attribute):
+            owner = func.value.id if isinstance(func.value, ast.Name) else None
+            if owner in DOOR_CALLS:
+                if func.attr in DOOR_CALLS[owner]:
+                    yield node.lineno, f"{owner}.{func.attr}"
+            elif func.attr in DOOR_METHODS:
+                yield node.lineno, f".{func.attr}"
+
+
+def test_only_the_doors_open_read_or_parse_files() -> None:
+    found = []
+    for name, path in _modules().items():
+        if _in(name, "core") or name in DOOR_EXCEPTIONS:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [f"{name}:{line}: {call}" for line, call in _door_calls(tree)]
+    assert found == [], "use core.textio / core.parse / core.database:\n" + "\n".join(found)
+
+
+def test_every_door_exception_still_needs_its_call() -> None:
+    modules = _modules()
+    stale = [
+        name
+        for name in DOOR_EXCEPTIONS
+        if not list(_door_calls(ast.parse(modules[name].read_text(encoding="utf-8"))))
+    ]
+    assert stale == []
+
+
+def test_the_door_finder_finds_each_kind_of_call() -> None:
+    source = (
+        "open(p)\nPath(p).read_text()\np.read_bytes()\nwith p.open('rb'): pass\n"
+        "json.loads(t)\nyaml.safe_load(t)\ntomllib.loads(t)\nsqlite3.connect(p)\n"
+        "os.open(p, 0)\nrender(t)\nos.path.join(a)\n"
+    )
+    calls = [call for _, call in sorted(_door_calls(ast.parse(source)))]
+    assert calls == [
+        "open", ".read_text", ".read_bytes", ".open", "json.loads", "yaml.safe_load",
+        "tomllib.loads", "sqlite3.connect", "os.open",
+    ]  # fmt: skip
 
 
 # --- the doors of issue #34: git, printed names ---------------------------------------------

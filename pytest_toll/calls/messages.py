@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, describe_type
+from pytest_toll.core.parse import ParseError, load_json
 
 PROBE_MESSAGE: dict[str, Any] = {"role": "user", "content": "."}
 #: What joins the texts of a call (its parts, and its messages) for counting.
@@ -116,11 +117,9 @@ def _tool_use(call: object, where: str) -> dict[str, Any]:
     arguments = function.get("arguments", "{}")
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments or "{}")
-        except json.JSONDecodeError as error:
-            raise CouldNotJudge(
-                f"{where}.function.arguments: not valid JSON: {error.msg}"
-            ) from None
+            parsed = load_json(arguments or "{}", f"{where}.function.arguments")
+        except ParseError as error:
+            raise CouldNotJudge(f"{error.name}: {error.why}") from None
     else:
         parsed = arguments
     return {

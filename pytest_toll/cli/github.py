@@ -16,6 +16,7 @@ from pathlib import Path
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.secrets import scrub
+from pytest_toll.core.textio import read_text
 from pytest_toll.github import loop
 from pytest_toll.github.api import GitHub, GitHubError
 from pytest_toll.report.markdown_fit import fit_markdown
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if not base:
         raise UsageError("--base or $GITHUB_REF_NAME names the branch the ratchet targets")
     body = (
-        args.body.read_text(encoding="utf-8")
+        read_text(args.body)
         if args.body is not None and args.body.is_file()
         else "`pytest --toll --toll-update` lowered these pins."
     )

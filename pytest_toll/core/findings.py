@@ -226,3 +226,32 @@ def worst_first(findings: Iterable[Finding]) -> list[Finding]:
 
 def has_errors(findings: Iterable[Finding]) -> bool:
     return any(finding.severity == ERROR for finding in findings)
+
+
+def capped_per_file(findings: Iterable[Finding], limit: int) -> list[Finding]:
+    """At most ``limit`` findings about each file (a subject ``file:line`` is about
+    ``file``), in order; the rest of a file's become one finding saying how many more there
+    are, of the worst severity among them. A hostile file of a hundred thousand broken
+    imports is a report of ``limit + 1`` lines, not a hundred thousand."""
+    kept: list[Finding] = []
+    dropped: dict[str, list[Finding]] = {}
+    counts: dict[str, int] = {}
+    for finding in findings:
+        file = (finding.subject or "").partition(":")[0]
+        counts[file] = counts.get(file, 0) + 1
+        if counts[file] <= limit:
+            kept.append(finding)
+        else:
+            dropped.setdefault(file, []).append(finding)
+    for file, rest in dropped.items():
+        worst = min(rest, key=lambda f: _RANK.get(f.severity, 9))
+        rules = ", ".join(sorted({f.rule for f in rest}))
+        kept.append(
+            Finding(
+                worst.rule,
+                worst.severity,
+                file or None,
+                f"and {len(rest):,} more findings ({rules}) in this file, not listed",
+            )
+        )
+    return kept

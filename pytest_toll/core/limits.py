@@ -52,6 +52,30 @@ MAX_SKILL_FILES = 10_000
 #: hold once YAML aliases are expanded. Deeper input would overflow Python's stack.
 MAX_NESTING_DEPTH = 200
 MAX_DOCUMENT_VALUES = 2_000_000
+#: A configuration file toll reads to find things (an MCP config, a plugin's or
+#: marketplace's manifest, a lock file): hand-written, kilobytes in real repositories (bytes).
+MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024
+#: How many folders deep a walk of a tree (a rules, commands or transcripts folder) goes
+#: below its top: far deeper than any real layout, and a bound on a hostile one.
+MAX_WALK_DEPTH = 32
+#: The most digits a number in a JSON, YAML or TOML document may have: a count we store fits
+#: in far fewer, and converting thousands of digits is slow (CPython caps it at 4,300).
+MAX_NUMBER_DIGITS = 64
+#: How many nodes YAML aliases may add once expanded, outside the ledger (which has its own):
+#: shared anchors in a tools file are fine, an alias bomb (each level repeating the last) is not.
+MAX_YAML_ALIAS_NODES = 100_000
+#: The largest token count one transcript record may claim (2^40, about 10^12): a real turn
+#: is under 10^7; a larger claim is a bad line, never a number stored or summed.
+MAX_TOKEN_COUNT = 1 << 40
+#: One row value of an SQLite transcript source (bytes): a larger value is a bad record.
+MAX_DATABASE_VALUE_BYTES = 16 * 1024 * 1024
+#: How long toll reads one SQLite transcript source (seconds): a database of recursive views
+#: would otherwise run its statement forever.
+DATABASE_TIME_LIMIT = 30.0
+#: Findings one file may raise before the rest are counted in one "and N more" finding.
+MAX_FINDINGS_PER_FILE = 50
+#: Plugins one marketplace may list: far beyond a real one, a bound on a hostile one.
+MAX_MARKETPLACE_PLUGINS = 1_000
 #: One line of a JSON-lines transcript (bytes): a longer line is counted as unreadable and
 #: skipped in bounded chunks, never held whole.
 MAX_TRANSCRIPT_LINE_BYTES = 16 * 1024 * 1024

@@ -5,6 +5,12 @@ such as ``/dev/zero`` is refused before a byte is read); stdin is read against t
 limit. JSON and YAML documents are checked against ``MAX_NESTING_DEPTH`` and
 ``MAX_DOCUMENT_VALUES`` so deep nesting is a clean error, not a ``RecursionError``.
 
+The Files door (issue 34): :func:`read_inside_root` is how every file found in a tree being
+measured (a repository, a plugin, a scan root) is read: a regular file, under its kind's
+size cap, that resolves inside that root. :func:`walk_inside` lists a tree without following
+a symlinked folder and without going deeper than ``MAX_WALK_DEPTH``; :func:`join_inside`
+is the only way an id read from a third-party file becomes a path part.
+
 Writing: :func:`write_atomically` (the ledger's rewrite and every report file) leaves the old
 file or the new one, never a part.
 """
@@ -18,11 +24,17 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.limits import MAX_DOCUMENT_VALUES, MAX_INPUT_FILE_BYTES, MAX_NESTING_DEPTH
+from pytest_toll.core.limits import (
+    MAX_DOCUMENT_VALUES,
+    MAX_INPUT_FILE_BYTES,
+    MAX_NESTING_DEPTH,
+    MAX_WALK_DEPTH,
+)
 
 STDIN = "-"
 
@@ -98,6 +110,23 @@ def read_file_bytes(
     return data
 
 
+def open_regular(path: str | Path, *, buffering: int = -1) -> BinaryIO:
+    """A binary stream of a regular file, for a reader that streams (transcript lines) or
+    seeks (a file's head): opened without blocking and checked with ``fstat`` before a byte
+    is read, so a FIFO, device or socket is ``OSError`` (as a missing file is), never a hang.
+    """
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, device or socket)", str(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb", buffering=buffering)
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
 def read_text(path: str | Path, limit: int = MAX_INPUT_FILE_BYTES) -> str:
     """The UTF-8 text of a file (``-`` for stdin), BOM removed.
 
@@ -106,6 +135,115 @@ def read_text(path: str | Path, limit: int = MAX_INPUT_FILE_BYTES) -> str:
     """
     name = "<stdin>" if str(path) == STDIN else str(path)
     return decode_text(read_file_bytes(path, limit), name)
+
+
+# --- the Files door: reading inside a root ------------------------------------------------
+
+
+def is_inside(path: str, root: str) -> bool:
+    """``path`` (already real) is ``root`` or below it."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def resolves_inside(path: str | Path, root: str | Path) -> bool:
+    """Whether ``path``, every symlink resolved, is ``root`` or below it."""
+    return is_inside(os.path.realpath(path), os.path.realpath(root))
+
+
+def read_inside_root(
+    path: str | Path,
+    root: str | Path,
+    limit: int = MAX_INPUT_FILE_BYTES,
+    *,
+    limit_name: str = "",
+) -> bytes:
+    """The bytes of ``path`` when it resolves inside ``root`` and is a regular file no larger
+    than ``limit`` (the read of :func:`read_file_bytes`: a FIFO never blocks it).
+
+    A symlink (anywhere on the path) that resolves outside ``root`` is ``CouldNotJudge``
+    naming the path before anything is opened: a link to ``/dev/zero``, a home folder or
+    another checkout is never read as the repository's own file.
+    """
+    real = os.path.realpath(path)
+    if not is_inside(real, os.path.realpath(root)):
+        raise CouldNotJudge(
+            f"{path}: a path or link resolving outside the repository or folder measured "
+            f"({root}); not read"
+        )
+    return read_file_bytes(real, limit, limit_name=limit_name)
+
+
+def read_text_inside_root(
+    path: str | Path, root: str | Path, limit: int = MAX_INPUT_FILE_BYTES
+) -> str:
+    """:func:`read_inside_root` decoded as :func:`decode_text` does (UTF-8, BOM removed)."""
+    return decode_text(read_inside_root(path, root, limit), str(path))
+
+
+def is_regular_file(path: str | Path) -> bool:
+    """Whether ``path`` is (a symlink to) a regular file: never true of a FIFO or device, and
+    asking never opens it."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def walk_inside(
+    top: str | Path,
+    root: str | Path,
+    *,
+    suffix: str = "",
+    max_depth: int = MAX_WALK_DEPTH,
+    skip: Collection[str] = (),
+) -> Iterator[Path]:
+    """Regular files under ``top`` whose names end in ``suffix``, sorted folder by folder.
+
+    ``top`` itself must resolve inside ``root`` (a ``.claude/rules`` linked to ``/`` walks
+    nothing); below it no symlinked folder is entered, folders named in ``skip`` are not
+    entered, and nothing deeper than ``max_depth`` folders below ``top`` is listed. A FIFO,
+    device or socket is not listed (nor opened), nor a file linked out of ``root``.
+    """
+    if not os.path.isdir(top) or not resolves_inside(top, root):
+        return
+    real_root = os.path.realpath(root)
+    pending: list[tuple[str, int]] = [(os.fspath(top), 0)]
+    while pending:
+        folder, depth = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                listed = sorted(entries, key=lambda entry: entry.name)
+        except OSError:
+            continue  # an unreadable folder holds nothing we can measure
+        folders: list[str] = []
+        for entry in listed:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in skip and depth < max_depth:
+                        folders.append(entry.path)
+                    continue
+            except OSError:
+                continue
+            if not entry.name.endswith(suffix) or not is_regular_file(entry.path):
+                continue
+            if entry.is_symlink() and not is_inside(os.path.realpath(entry.path), real_root):
+                continue
+            yield Path(entry.path)
+        pending.extend((inner, depth + 1) for inner in reversed(folders))
+
+
+def join_inside(root: str | Path, name: str) -> Path | None:
+    """``root / name`` when ``name`` (an id read from a third party's file) is one plain path
+    part; None for anything that could leave ``root``: ``..``, a separator of any platform,
+    an absolute path, a drive, a NUL, an empty name."""
+    if (
+        not isinstance(name, str)
+        or name in ("", ".", "..")
+        or any(mark in name for mark in ("/", "\\", "\0", ":"))
+        or os.path.isabs(name)
+    ):
+        return None
+    return Path(root) / name
 
 
 def decode_text(data: bytes, name: str) -> str:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, describe_type
-from pytest_toll.core.textio import TooDeep, check_document, load_json, read_text
+from pytest_toll.core.parse import load_yaml
+from pytest_toll.core.textio import TooDeep, load_json, read_text
 
 #: What a tool without an input schema is sent as (an object that takes no arguments).
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -181,21 +182,8 @@ def load_tools_file(path: str | Path) -> tuple[list[Tool], str]:
 
 
 def _parse_yaml(text: str, name: str) -> object:
-    import yaml
-
-    try:
-        data = yaml.safe_load(text)
-        # Before anything walks it: an alias bomb expands here, not in _json_compatible.
-        check_document(data)
-        return _json_compatible(data, name)
-    except (TooDeep, RecursionError) as error:
-        detail = error if isinstance(error, TooDeep) else "nests too deeply"
-        raise CouldNotJudge(f"{name}: {detail}; not read") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark is not None else name
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise CouldNotJudge(f"{where}: not valid YAML: {problem}") from None
+    """A YAML tools file through the Parsing door (depth, alias and number bounds)."""
+    return _json_compatible(load_yaml(text, name), name)
 
 
 def _json_compatible(value: object, where: str) -> object:

@@ -15,7 +15,6 @@ the network.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +24,9 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.hosts import HOSTS as HOST_PROFILES
+from pytest_toll.core.limits import MAX_CONFIG_FILE_BYTES, MAX_WALK_DEPTH
+from pytest_toll.core.parse import load_json
+from pytest_toll.core.textio import read_inside_root
 from pytest_toll.gate.server_config import DeclaredServer, read_declarations
 from pytest_toll.surface.agents import (
     AGENT_FOLDERS,
@@ -140,6 +142,8 @@ def walk(root: Path) -> Tree:
     inside = os.path.realpath(root)
     for directory, subdirectories, files in os.walk(root, followlinks=True):
         relative = Path(directory).relative_to(root).as_posix()
+        if relative.count("/") + 1 >= MAX_WALK_DEPTH:
+            subdirectories[:] = []  # a bound on a hostile tree (the Files door's depth)
         try:
             here = os.stat(directory)
         except OSError:
@@ -221,13 +225,14 @@ def server_files(tree: Tree) -> Iterator[tuple[str, str]]:
             yield _join(folder.relative, name), ("servers" if parent == _VSCODE else key)
 
 
-def _read_json(path: Path, where: str) -> Any:
+def _read_json(path: Path, where: str, root: Path) -> Any:
+    """An MCP config through the Files door (a regular file inside the repository, under
+    the config cap: a FIFO, ``/dev/zero`` or a file linked from elsewhere is refused before
+    it is read) and the Parsing door."""
     try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"{where}: cannot read: {error}") from None
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{where}:{error.lineno}: not JSON: {error.msg}") from None
+        return load_json(read_inside_root(path, root, MAX_CONFIG_FILE_BYTES), where)
+    except CouldNotJudge as error:
+        raise UsageError(str(error)) from None
 
 
 def find_servers(tree: Tree) -> Finds:
@@ -236,7 +241,7 @@ def find_servers(tree: Tree) -> Finds:
     notes: list[str] = []
     for relative, key in server_files(tree):
         try:
-            data = _read_json(tree.root / relative, relative)
+            data = _read_json(tree.root / relative, relative, tree.root)
         except UsageError as error:
             # One broken config among many must not stop init: say so and go on.
             notes.append(f"{error}; nothing taken from it")
@@ -396,7 +401,8 @@ def find_plugins(tree: Tree) -> Finds:
     try:
         listed, notes = repository_plugins(tree.root)
     except CouldNotJudge as error:
-        raise UsageError(str(error)) from None
+        # One broken marketplace or manifest must not stop init: say so and go on.
+        return [], [f"{error}; no plugin taken from it"]
     found = [
         Found(name, {"path": Path(os.path.relpath(folder, tree.root)).as_posix()})
         for name, folder in listed

@@ -16,7 +16,6 @@ What the entry keeps and what it changes, each said in a comment above it:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -25,8 +24,10 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pytest_toll.core.envrefs import references
-from pytest_toll.core.errors import UsageError
+from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.parse import load_json
 from pytest_toll.core.secrets import is_secret_setting, looks_like_credential, url_secrets
+from pytest_toll.core.textio import read_inside_root, read_text_inside_root
 
 _VSCODE_WORKSPACE = "${workspaceFolder}"
 _PLUGIN_ROOT = "${CLAUDE_PLUGIN_ROOT}"
@@ -268,22 +269,25 @@ def _split_python(spec: str) -> tuple[str, str | None]:
     return re.split(r"[<>=!~\[]", spec, maxsplit=1)[0], None
 
 
+def _json_or_none(path: Path, root: Path) -> Any:
+    """A lock file or manifest beside a server's config, through the Files and Parsing
+    doors; None when there is none or it cannot be read (the pin is then not taken)."""
+    try:
+        return load_json(read_inside_root(path, root), str(path))
+    except CouldNotJudge:
+        return None
+
+
 def _npm_locked(root: Path, folders: Sequence[str], package: str) -> tuple[str, str] | None:
     for folder in folders:
-        lock = root / folder / "package-lock.json"
-        try:
-            data = json.loads(lock.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = None
+        data = _json_or_none(root / folder / "package-lock.json", root)
         if isinstance(data, Mapping):
             packages = data.get("packages") or {}
             row = packages.get(f"node_modules/{package}") if isinstance(packages, Mapping) else None
             if isinstance(row, Mapping) and isinstance(row.get("version"), str):
                 return row["version"], (PurePosixPath(folder) / "package-lock.json").as_posix()
-        manifest = root / folder / "package.json"
-        try:
-            declared = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        declared = _json_or_none(root / folder / "package.json", root)
+        if declared is None:
             continue
         for section in ("dependencies", "devDependencies"):
             versions = declared.get(section) if isinstance(declared, Mapping) else None
@@ -298,8 +302,8 @@ def _uv_locked(root: Path, folders: Sequence[str], package: str) -> tuple[str, s
     wanted = re.sub(r"[-_.]+", "-", package).lower()
     for folder in folders:
         try:
-            text = (root / folder / "uv.lock").read_text(encoding="utf-8")
-        except OSError:
+            text = read_text_inside_root(root / folder / "uv.lock", root)
+        except CouldNotJudge:
             continue
         for block in text.split("[[package]]"):
             name = re.search(r'^name = "([^"]+)"', block, re.M)

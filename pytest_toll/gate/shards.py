@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Final
 
 from pytest_toll.core.errors import UsageError
+from pytest_toll.core.limits import LEDGER_MAX_BYTES
+from pytest_toll.core.textio import MissingFile, read_file_bytes
 from pytest_toll.report.data import ShardDict
 
 BY_TOLL: Final = "--toll-shard"
@@ -84,7 +86,7 @@ def ledger_sha256(path: Path) -> str | None:
     """The sha256 of the ledger's bytes (None when there is no ledger file): shards that
     judged different ledgers must not be merged."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+        data = read_file_bytes(path, LEDGER_MAX_BYTES)
+    except MissingFile:
         return None
     return hashlib.sha256(data).hexdigest()

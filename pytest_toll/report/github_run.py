@@ -15,6 +15,7 @@ from typing import TextIO
 
 from pytest_toll.core.inert import inert, inert_lines
 from pytest_toll.core.kinds import KINDS
+from pytest_toll.core.textio import MissingFile, read_file_bytes
 from pytest_toll.core.tokens import O200K
 from pytest_toll.report import github as actions
 from pytest_toll.report import markdown as markdown_report
@@ -217,6 +218,6 @@ def _after(existing: str) -> str:
 def _existing(path: Path) -> str:
     """What the step summary file already holds ("" when there is none yet)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+        return read_file_bytes(path).decode("utf-8", errors="replace")
+    except MissingFile:
         return ""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import MAX_SKILL_FILES
-from pytest_toll.core.textio import decode_text
+from pytest_toll.core.textio import decode_text, is_inside
 from pytest_toll.skills.parse import normalize_newlines
 from pytest_toll.skills.records import SKILL_FILE, BrokenReference, Reference
 from pytest_toll.skills.references import (
@@ -35,7 +35,6 @@ from pytest_toll.skills.references import (
     SPEC_FOLDERS,
     Mention,
     find_mentions,
-    is_inside,
     read_inside,
     resolve_reference,
 )

@@ -25,8 +25,8 @@ from pathlib import Path
 from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import RuleOverrides, worst_first
-from pytest_toll.core.limits import DEFAULT_WINDOW
-from pytest_toll.core.textio import decode_text
+from pytest_toll.core.limits import DEFAULT_WINDOW, MAX_WALK_DEPTH
+from pytest_toll.core.textio import decode_text, is_inside
 from pytest_toll.skills import rules as skill_rules
 from pytest_toll.skills.loading import SkillFiles, gather
 from pytest_toll.skills.parse import (
@@ -40,7 +40,7 @@ from pytest_toll.skills.records import (
     Skill,
     metadata_text,
 )
-from pytest_toll.skills.references import SkillFileTooLarge, is_inside, read_inside
+from pytest_toll.skills.references import SkillFileTooLarge, read_inside
 from pytest_toll.skills.report import SkillsReport
 
 # Directories never searched for skills: they hold vendored or generated trees, not a
@@ -76,7 +76,11 @@ def find_skill_folders(path: Path) -> list[Path]:
             f"{error.filename}: cannot search for skills: {error.strerror or error}"
         )
 
+    real_root = os.path.realpath(path)
+    top = len(path.parts)
     for directory, subdirectories, files in os.walk(path, onerror=refuse, followlinks=True):
+        if len(Path(directory).parts) - top >= MAX_WALK_DEPTH:
+            subdirectories[:] = []  # a bound on a hostile tree (the Files door's depth)
         try:
             here = os.stat(directory)
         except OSError:  # removed while we walked: nothing left to measure there
@@ -90,7 +94,18 @@ def find_skill_folders(path: Path) -> list[Path]:
             found.append(Path(directory))
             subdirectories[:] = []
             continue
-        subdirectories[:] = sorted(d for d in subdirectories if d not in _SKIPPED_DIRECTORIES)
+        # A symlinked folder that leaves the folder searched is followed only when it is a
+        # skill itself (a catalogue of links to checked-out skills): a link to / or a home
+        # folder must not turn a skills search into a walk of the disk.
+        subdirectories[:] = sorted(
+            d
+            for d in subdirectories
+            if d not in _SKIPPED_DIRECTORIES
+            and (
+                is_inside(os.path.realpath(os.path.join(directory, d)), real_root)
+                or os.path.isfile(os.path.join(directory, d, SKILL_FILE))
+            )
+        )
     if not found:
         raise CouldNotJudge(
             f"{path}: no {SKILL_FILE} found (not a skill folder or a folder of skill folders)"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_toll.core.errors import describe_type
+from pytest_toll.core.parse import ParseError, load_yaml
 from pytest_toll.skills.records import SKILL_FILE
 
 _FENCE = re.compile(r"---[ \t]*\Z")
@@ -69,24 +70,16 @@ def parse_skill_file(text: str) -> ParsedSkillFile:
 
 
 def load_frontmatter_yaml(text: str, name: str = SKILL_FILE) -> tuple[Any, str | None]:
-    """Safe-loaded frontmatter YAML of the file ``name``, or why it is not YAML (line numbers
-    as in the file). Skills, subagents and commands share it."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    """Safe-loaded frontmatter YAML of the file ``name`` (through the Parsing door: depth,
+    alias and number bounds), or why it is not YAML (line numbers as in the file). Skills,
+    subagents and commands share it."""
     try:
-        return yaml.load(text, Loader=loader), None  # a safe loader: no object tags
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        # +2: the mark is 0-based and the YAML starts on the line after the opening ---.
-        where = f" line {mark.line + 2}" if mark is not None else ""
-        reason = error.problem or error.context or "invalid YAML"
+        # +2: the YAML starts on the line after the opening ---.
+        return load_yaml(text, name, first_line=2), None
+    except ParseError as error:
+        where = f" line {error.line}" if error.line else ""
+        reason = error.why.removeprefix("not valid YAML: ")
         return None, f"{name}{where}: frontmatter is not valid YAML: {reason}"
-    except (yaml.YAMLError, ValueError, TypeError, RecursionError, OverflowError) as error:
-        # The C loader raises plain YAMLError; odd scalars (dates, huge ints) raise ValueError
-        # or OverflowError while being constructed; deep nesting can exhaust the stack.
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        return None, f"{name}: frontmatter is not valid YAML: {reason}"
 
 
 def line_count(text: str) -> int:

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import MAX_SKILL_FILE_BYTES
-from pytest_toll.core.textio import describe_size
+from pytest_toll.core.textio import describe_size, is_inside
 from pytest_toll.skills.records import SKILL_FILE, BrokenReference
 
 # Markdown inline links and images: [text](target "title") / ![alt](<target>).
@@ -261,11 +261,6 @@ def find_mentions(body: str) -> list[Mention]:
             Mention(mention.target, strict, mention.start, mention.form, mention.variable, in_code)
         )
     return mentions
-
-
-def is_inside(path: str, root: str) -> bool:
-    """``path`` (already real) is ``root`` or below it."""
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ it): its metadata is 0 and no listing rule applies to it. A Codex agent is TOML 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,8 @@ from pytest_toll.core import tokens
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import RuleOverrides, worst_first
 from pytest_toll.core.hosts import CLAUDE_CODE
+from pytest_toll.core.parse import ParseError, load_toml
+from pytest_toll.core.textio import walk_inside
 from pytest_toll.skills.records import metadata_text
 from pytest_toll.surface import rules as surface_rules
 from pytest_toll.surface.files import read_text_inside, relative, split_frontmatter, walk_files
@@ -62,21 +63,26 @@ def _first_line(body: str) -> str:
 
 
 def _toml(text: str, name: str) -> tuple[Mapping[str, Any], str | None]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - the 3.10 twin of the standard library's reader
-        import tomli as tomllib
-
     try:
-        return tomllib.loads(text), None
-    except tomllib.TOMLDecodeError as error:
-        return {}, f"{name}: not valid TOML: {error}"
+        loaded = load_toml(text, name)
+    except ParseError as error:
+        return {}, str(error)
+    return (loaded, None) if isinstance(loaded, Mapping) else ({}, f"{name}: not a TOML table")
 
 
-def _read(path: Path, root: Path) -> tuple[Mapping[str, Any], str | None, str]:
-    """A subagent or command file's fields, why they could not be read, and its body."""
+def _read(
+    path: Path, root: Path, tolerant: bool = True
+) -> tuple[Mapping[str, Any], str | None, str]:
+    """A subagent or command file's fields, why they could not be read, and its body. A
+    file that cannot be read at all (not UTF-8, not a regular file, outside the repository,
+    over its cap) is that problem: it never hides the other files of its folder."""
     shown = relative(path, root)
-    text = read_text_inside(path, root)
+    try:
+        text = read_text_inside(path, root)
+    except CouldNotJudge as error:
+        if not tolerant:
+            raise
+        return {}, str(error), ""
     if path.suffix == ".toml":
         fields, problem = _toml(text, shown)
         body_field = fields.get("developer_instructions")
@@ -96,10 +102,18 @@ def delegate_name(path: Path, root: Path) -> str:
 
 
 def measure_delegate(
-    path: Path, root: Path, role: str, counter: tokens.O200kCounter, *, name: str = ""
+    path: Path,
+    root: Path,
+    role: str,
+    counter: tokens.O200kCounter,
+    *,
+    name: str = "",
+    tolerant: bool = True,
 ) -> Delegate:
-    """One subagent or command file at its two levels; a broken file becomes ``problem``."""
-    fields, problem, body = _read(path, root)
+    """One subagent or command file at its two levels; a broken file becomes ``problem``
+    (one that cannot be read at all, too, unless it is the only file asked for: then
+    ``CouldNotJudge``)."""
+    fields, problem, body = _read(path, root, tolerant)
     described = fields.get("description")
     description = described.strip() if isinstance(described, str) else ""
     source = "frontmatter" if description else ""
@@ -128,9 +142,11 @@ def measure_delegate(
     )
 
 
-def find_delegates(path: Path, role: str) -> list[tuple[Path, Path]]:
-    """Each subagent or command file at ``path`` (a file or a folder of them), with the
-    folder its command name is taken from."""
+def find_delegates(path: Path, role: str, root: Path | None = None) -> list[tuple[Path, Path]]:
+    """Each subagent or command file at ``path`` (a file or a folder of them, inside the
+    repository ``root``, by default ``path``), with the folder its command name is taken
+    from."""
+    root = path if root is None else root
     if path.is_file():
         # A command is named from its commands folder (git/commit.md is git:commit) however
         # it is pointed at: one file or the whole folder.
@@ -139,9 +155,11 @@ def find_delegates(path: Path, role: str) -> list[tuple[Path, Path]]:
     if not path.is_dir():
         raise CouldNotJudge(f"{path}: no such file or folder")
     if role == AGENT:
-        found = [p for p in sorted(path.iterdir()) if p.suffix in AGENT_SUFFIXES and p.is_file()]
+        found = sorted(
+            p for p in walk_inside(path, root, max_depth=0) if p.suffix in AGENT_SUFFIXES
+        )
     else:
-        found = walk_files(path, COMMAND_SUFFIX)
+        found = walk_files(path, COMMAND_SUFFIX, root)
     if not found:
         wanted = "subagent (*.md, *.toml)" if role == AGENT else "command (*.md)"
         raise CouldNotJudge(f"{path}: no {wanted} file found")
@@ -163,6 +181,7 @@ def measure_delegates(
     path = Path(path)
     root = Path(root) if root is not None else (path.parent if path.is_file() else path)
     counter = tokens.O200kCounter()
+    single = path.is_file()
     delegates = tuple(
         measure_delegate(
             file,
@@ -170,8 +189,9 @@ def measure_delegates(
             role,
             counter,
             name=command_name(file, folder) if role == COMMAND else "",
+            tolerant=not single,
         )
-        for file, folder in find_delegates(path, role)
+        for file, folder in find_delegates(path, role, root)
     )
     findings = worst_first(surface_rules.check(delegates, settings or RuleOverrides()))
     return DelegatesReport(role, path.as_posix(), delegates, tuple(findings))

@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.core.errors import CouldNotJudge, describe_type
+from pytest_toll.core.errors import describe_type
 from pytest_toll.core.limits import MAX_SKILL_FILE_BYTES
-from pytest_toll.core.textio import decode_text, read_file_bytes
+from pytest_toll.core.textio import decode_text, read_inside_root, walk_inside
 from pytest_toll.skills.parse import load_frontmatter_yaml, normalize_newlines
-from pytest_toll.skills.references import is_inside
 
 _FENCE = re.compile(r"---[ \t]*\Z")
 #: Folders never searched for memory files, subagents or commands: vendored or generated.
@@ -36,10 +35,7 @@ def read_inside(path: Path, root: Path) -> tuple[bytes, str]:
     Raises ``CouldNotJudge`` naming the file for one outside the repository, missing,
     unreadable or over the read limit a skill file has.
     """
-    real = os.path.realpath(path)
-    if not is_inside(real, os.path.realpath(root)):
-        raise CouldNotJudge(f"{path}: resolves outside the repository; not read")
-    return read_file_bytes(real, MAX_SKILL_FILE_BYTES), real
+    return read_inside_root(path, root, MAX_SKILL_FILE_BYTES), os.path.realpath(path)
 
 
 def read_text_inside(path: Path, root: Path) -> str:
@@ -115,15 +111,8 @@ def loose_fields(text: str) -> dict[str, str]:
     return {key: "\n".join(value).strip() for key, value in fields.items()}
 
 
-def walk_files(top: Path, suffix: str) -> list[Path]:
-    """Files under ``top`` whose names end in ``suffix``, sorted, vendored folders skipped.
-
-    Symlinked folders are not followed: a memory or command tree is the repository's own.
-    """
-    found: list[Path] = []
-    if not top.is_dir():
-        return found
-    for directory, subdirectories, names in os.walk(top):
-        subdirectories[:] = sorted(d for d in subdirectories if d not in SKIPPED_DIRECTORIES)
-        found.extend(Path(directory, name) for name in names if name.endswith(suffix))
-    return sorted(found)
+def walk_files(top: Path, suffix: str, root: Path) -> list[Path]:
+    """Regular files under ``top`` whose names end in ``suffix``, sorted, vendored folders
+    skipped (the Files door's walk): a ``top`` that resolves outside the repository ``root``
+    walks nothing, and no symlinked folder below it is followed."""
+    return sorted(walk_inside(top, root, suffix=suffix, skip=SKIPPED_DIRECTORIES))

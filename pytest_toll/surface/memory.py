@@ -38,18 +38,18 @@ blank-line joins) is left out.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 from pytest_toll.core import git, tokens
 from pytest_toll.core.errors import CouldNotJudge, UsageError
-from pytest_toll.core.findings import Finding, RuleOverrides, worst_first
+from pytest_toll.core.findings import Finding, RuleOverrides, capped_per_file, worst_first
 from pytest_toll.core.hosts import BY_MEMORY, Host
-from pytest_toll.core.textio import decode_text
+from pytest_toll.core.limits import MAX_FINDINGS_PER_FILE
+from pytest_toll.core.parse import load_json
+from pytest_toll.core.textio import decode_text, is_inside, walk_inside
 from pytest_toll.skills.parse import normalize_newlines
-from pytest_toll.skills.references import is_inside
 from pytest_toll.surface import rules as surface_rules
 from pytest_toll.surface.files import (
     SKIPPED_DIRECTORIES,
@@ -221,20 +221,27 @@ class _Collector:
             root=self.root.as_posix(),
             cwd=relative(cwd, self.root),
             files=tuple(self.files),
-            findings=tuple(worst_first([f for f in self.findings if f is not None])),
+            findings=tuple(
+                worst_first(
+                    capped_per_file(
+                        (f for f in self.findings if f is not None), MAX_FINDINGS_PER_FILE
+                    )
+                )
+            ),
             past_cut=self.past_cut,
         )
 
 
 def _nested(top: Path, names: tuple[str, ...], below: Path) -> list[Path]:
-    """Files named ``names`` in folders strictly below ``below`` (vendored folders skipped)."""
-    found: list[Path] = []
-    for directory, subdirectories, _ in os.walk(below):
-        subdirectories[:] = sorted(d for d in subdirectories if d not in SKIPPED_DIRECTORIES)
-        if Path(directory) == below:
-            continue
-        found.extend(Path(directory, name) for name in names if Path(directory, name).is_file())
-    return sorted(found)
+    """Files named ``names`` in folders strictly below ``below`` (vendored folders skipped;
+    the Files door's walk: no symlinked folder followed, bounded in depth, inside ``top``).
+    ``.claude/CLAUDE.md`` is a ``CLAUDE.md`` in a folder below, so file names suffice."""
+    wanted = {name.rpartition("/")[2] for name in names}
+    return sorted(
+        path
+        for path in walk_inside(below, top, skip=SKIPPED_DIRECTORIES)
+        if path.name in wanted and path.parent != below
+    )
 
 
 def _claude(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
@@ -246,7 +253,7 @@ def _claude(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
             if name == "CLAUDE.local.md" and not committed(root, path):
                 continue  # a personal file git ignores: each user's own, not the team's
             memory.add_with_imports(path, "chain")
-    for rule in walk_files(root / ".claude" / "rules", ".md"):
+    for rule in walk_files(root / ".claude" / "rules", ".md", root):
         split = split_frontmatter(read_text_inside(rule, root), relative(rule, root))
         if split.fields.get("paths"):
             memory.add(rule, ON_DEMAND, "rule for matching paths", body_only=True)
@@ -303,8 +310,8 @@ def gemini_file_names(root: Path) -> tuple[str, ...]:
     if not path.is_file():
         return ("GEMINI.md",)
     try:
-        settings = json.loads(read_text_inside(path, root))
-    except (json.JSONDecodeError, CouldNotJudge):
+        settings = load_json(read_text_inside(path, root), relative(path, root))
+    except CouldNotJudge:
         return ("GEMINI.md",)  # Gemini CLI reports a broken settings file; its default holds
     context = settings.get("context") if isinstance(settings, dict) else None
     named = context.get("fileName") if isinstance(context, dict) else None
@@ -328,7 +335,7 @@ def _copilot(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
     main = root / ".github" / "copilot-instructions.md"
     if main.is_file():
         memory.add(main, ALWAYS_ON, "repository instructions")
-    for path in walk_files(root / ".github" / "instructions", ".instructions.md"):
+    for path in walk_files(root / ".github" / "instructions", ".instructions.md", root):
         split = split_frontmatter(read_text_inside(path, root), relative(path, root))
         apply_to = split.fields.get("applyTo")
         patterns = {p.strip() for p in str(apply_to).split(",")} if apply_to else set()
@@ -357,7 +364,7 @@ def _cursor(memory: _Collector, root: Path, cwd: Path, max_bytes: int) -> None:
         memory.add(nested, ON_DEMAND, "nested AGENTS.md: with its folder")
     for folder in _cursor_rule_folders(root):
         at_root = folder == root / ".cursor" / "rules"
-        for path in walk_files(folder, ".mdc"):
+        for path in walk_files(folder, ".mdc", root):
             shown = relative(path, root)
             split = split_frontmatter(read_text_inside(path, root), shown)
             described = split.fields.get("description")
@@ -433,7 +440,7 @@ def hosts_in(root: Path) -> list[str]:
         files, folders = MEMORY_PLACES[host]
         paths = [root / name for name in files]
         for top, suffix in folders:
-            paths += walk_files(root / top, suffix)
+            paths += walk_files(root / top, suffix, root)
         if any(path.is_file() for path in paths):
             found.append(host)
     return found

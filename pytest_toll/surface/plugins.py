@@ -15,7 +15,6 @@ server with a ``servers:`` entry.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,9 +22,14 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import Finding, RuleOverrides, worst_first
-from pytest_toll.core.textio import read_text
+from pytest_toll.core.limits import (
+    MAX_CONFIG_FILE_BYTES,
+    MAX_FINDINGS_PER_FILE,
+    MAX_MARKETPLACE_PLUGINS,
+)
+from pytest_toll.core.parse import load_json
+from pytest_toll.core.textio import read_inside_root, resolves_inside
 from pytest_toll.skills.measuring import find_skill_folders, measure_skills
-from pytest_toll.skills.references import is_inside
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
 from pytest_toll.surface.files import relative
 from pytest_toll.surface.records import Component
@@ -36,20 +40,26 @@ MARKETPLACE_FILE = ".claude-plugin/marketplace.json"
 
 
 def _json(path: Path, root: Path) -> Any:
-    try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as error:
-        where = relative(path, root)
-        raise CouldNotJudge(f"{where}:{error.lineno}: not JSON: {error.msg}") from None
+    """A manifest or config of the plugin (or marketplace) at ``root``: read through the
+    Files door (a regular file inside ``root``, under the config cap) and the Parsing door."""
+    where = relative(path, root)
+    return load_json(read_inside_root(path, root, MAX_CONFIG_FILE_BYTES), where)
 
 
-def _paths(manifest: Mapping[str, Any], key: str, plugin: Path, default: str) -> list[Path]:
+def _paths(
+    manifest: Mapping[str, Any], key: str, plugin: Path, default: str, unread: list[str]
+) -> list[Path]:
     """The folders or files ``plugin.json`` names under ``key`` (string or list), else the
-    default folder; every path is kept inside the plugin."""
+    default folder; a path that leaves the plugin is noted in ``unread``, never read."""
     value = manifest.get(key)
     given = [value] if isinstance(value, str) else value if isinstance(value, list) else []
     paths = [plugin / str(item) for item in given if isinstance(item, str)] or [plugin / default]
-    inside = [p for p in paths if is_inside(str(p.resolve()), str(plugin.resolve()))]
+    inside = []
+    for path in paths:
+        if resolves_inside(path, plugin):
+            inside.append(path)
+        else:
+            unread.append(f"{PLUGIN_FILE}: {key}: {relative(path, plugin)} is outside the plugin")
     return [p for p in inside if p.exists()]
 
 
@@ -57,11 +67,16 @@ def _named(findings: Iterable[Finding], prefix: str) -> list[Finding]:
     return [dataclasses.replace(f, subject=f"{prefix}/{f.subject or ''}") for f in findings]
 
 
-def _keys_of(value: Any, plugin: Path, key: str) -> list[str]:
-    """Names under ``key`` of an inline object, or of the JSON file a string names."""
+def _keys_of(value: Any, plugin: Path, key: str, unread: list[str]) -> list[str]:
+    """Names under ``key`` of an inline object, or of the JSON file a string names (inside
+    the plugin: one outside it, or one that cannot be read, is noted in ``unread``)."""
     if isinstance(value, str):
         path = plugin / value
-        value = _json(path, plugin) if path.is_file() else {}
+        try:
+            value = _json(path, plugin) if os.path.lexists(path) else {}
+        except CouldNotJudge as error:
+            unread.append(f"{key}: {error}")
+            value = {}
     inner = value.get(key, value) if isinstance(value, Mapping) else {}
     return sorted(str(name) for name in inner) if isinstance(inner, Mapping) else []
 
@@ -75,13 +90,14 @@ def measure_plugin(
         raise CouldNotJudge(f"{plugin}: not a plugin folder")
     settings = settings or RuleOverrides()
     manifest_path = plugin / PLUGIN_FILE
-    manifest = _json(manifest_path, plugin) if manifest_path.is_file() else {}
+    manifest = _json(manifest_path, plugin) if os.path.lexists(manifest_path) else {}
     if not isinstance(manifest, Mapping):
         raise CouldNotJudge(f"{manifest_path}: must be a JSON object")
     name = name or str(manifest.get("name") or plugin.name)
     components: list[Component] = []
     findings: list[Finding] = []
-    for folder in _paths(manifest, "skills", plugin, "skills"):
+    unread: list[str] = []
+    for folder in _paths(manifest, "skills", plugin, "skills", unread):
         try:
             find_skill_folders(folder)
         except CouldNotJudge:
@@ -92,7 +108,7 @@ def measure_plugin(
             components.append(Component(f"skills/{skill.name}", skill.metadata, later))
         findings += _named(skills.findings, "skills")
     for role, key in ((AGENT, "agents"), (COMMAND, "commands")):
-        for folder in _paths(manifest, key, plugin, key):
+        for folder in _paths(manifest, key, plugin, key, unread):
             try:
                 report = measure_delegates(folder, role, root=plugin, settings=settings.within(key))
             except CouldNotJudge:
@@ -103,18 +119,19 @@ def measure_plugin(
                 )
             findings += _named(report.findings, key)
     hooks_value = manifest.get("hooks") or (
-        "hooks/hooks.json" if (plugin / "hooks/hooks.json").is_file() else None
+        "hooks/hooks.json" if os.path.lexists(plugin / "hooks/hooks.json") else None
     )
     mcp_value = manifest.get("mcpServers") or (
-        ".mcp.json" if (plugin / ".mcp.json").is_file() else None
+        ".mcp.json" if os.path.lexists(plugin / ".mcp.json") else None
     )
     return PluginReport(
         name=name,
         path=plugin.as_posix(),
         components=tuple(components),
-        hooks=tuple(_keys_of(hooks_value, plugin, "hooks")) if hooks_value else (),
-        mcp_servers=tuple(_keys_of(mcp_value, plugin, "mcpServers")) if mcp_value else (),
+        hooks=tuple(_keys_of(hooks_value, plugin, "hooks", unread)) if hooks_value else (),
+        mcp_servers=(tuple(_keys_of(mcp_value, plugin, "mcpServers", unread)) if mcp_value else ()),
         findings=tuple(worst_first(findings)),
+        unread=tuple(unread),
     )
 
 
@@ -148,7 +165,7 @@ def marketplace_plugins(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
     """The plugins a marketplace at ``root`` lists that live in the repository, by name,
     and a note for each it lists elsewhere (a git or GitHub source is not measured here)."""
     path = root / MARKETPLACE_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return [], []
     data = _json(path, root)
     listed = data.get("plugins") if isinstance(data, Mapping) else None
@@ -156,7 +173,8 @@ def marketplace_plugins(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
         raise CouldNotJudge(f"{MARKETPLACE_FILE}: has no plugins list")
     found: list[tuple[str, Path]] = []
     notes: list[str] = []
-    for index, plugin in enumerate(listed):
+    targets: dict[str, str] = {}
+    for index, plugin in enumerate(listed[:MAX_MARKETPLACE_PLUGINS]):
         if not isinstance(plugin, Mapping) or not isinstance(plugin.get("name"), str):
             notes.append(f"{MARKETPLACE_FILE}: plugins[{index}] has no name; skipped")
             continue
@@ -165,8 +183,32 @@ def marketplace_plugins(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
             notes.append(f"{MARKETPLACE_FILE}: {plugin['name']} lives outside this repository")
             continue
         folder = Path(os.path.normpath(root / source))
-        if not is_inside(os.path.realpath(folder), os.path.realpath(root)) or not folder.is_dir():
+        if not resolves_inside(folder, root) or not folder.is_dir():
             notes.append(f"{MARKETPLACE_FILE}: {plugin['name']}: {source} is not a folder here")
             continue
+        target = os.path.realpath(folder)
+        if target in targets:
+            notes.append(
+                f"{MARKETPLACE_FILE}: {plugin['name']}: the same folder as {targets[target]}; "
+                "measured once"
+            )
+            continue
+        targets[target] = plugin["name"]
         found.append((plugin["name"], folder))
-    return found, notes
+    if len(listed) > MAX_MARKETPLACE_PLUGINS:
+        rest = len(listed) - MAX_MARKETPLACE_PLUGINS
+        notes.append(
+            f"{MARKETPLACE_FILE}: lists {len(listed):,} plugins; the {rest:,} more past the "
+            f"first {MAX_MARKETPLACE_PLUGINS:,} are not read"
+        )
+    return _capped_notes(found, notes)
+
+
+def _capped_notes(
+    found: list[tuple[str, Path]], notes: list[str]
+) -> tuple[list[tuple[str, Path]], list[str]]:
+    """At most ``MAX_FINDINGS_PER_FILE`` notes about one marketplace, the rest counted."""
+    if len(notes) <= MAX_FINDINGS_PER_FILE:
+        return found, notes
+    rest = len(notes) - MAX_FINDINGS_PER_FILE
+    return found, [*notes[:MAX_FINDINGS_PER_FILE], f"{MARKETPLACE_FILE}: and {rest:,} more notes"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from pytest_toll.core import tokens
 from pytest_toll.core.findings import Finding
+from pytest_toll.core.inert import shown
 from pytest_toll.surface.bill import HostBill
 from pytest_toll.surface.records import ALWAYS_ON
 from pytest_toll.surface.report import DelegatesReport, MemoryReport, PluginReport
@@ -159,6 +160,7 @@ def render_text(surface: Surface) -> str:
             out.append(
                 f"  MCP servers (measure with a servers: entry): {', '.join(plugin.mcp_servers)}"
             )
+        out += [f"  not read: {shown(note)}" for note in plugin.unread]
     out.append(
         f"method: {tokens.O200K} (bare text; the host's framing left out); {ALWAYS_ON} "
         "rows are paid on every request"

@@ -96,6 +96,9 @@ class PluginReport:
     mcp_servers: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
     method: str = tokens.O200K
+    #: What the plugin names that was not read, each with why (a path that leaves the
+    #: plugin, a file that is not a regular file or cannot be parsed).
+    unread: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
@@ -112,4 +115,4 @@ class PluginReport:
             "hooks": list(self.hooks),
             "mcp_servers": list(self.mcp_servers),
             "findings": [finding.as_dict() for finding in self.findings],
-        }
+        } | ({"unread": list(self.unread)} if self.unread else {})

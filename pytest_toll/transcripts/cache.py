@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.core.textio import open_regular
 from pytest_toll.core.tokens import TOKENIZER_NAME
 from pytest_toll.transcripts.outcomes import OUTCOMES
 from pytest_toll.transcripts.report import REPORT_VERSION, ScanReport
@@ -63,7 +64,7 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 def fingerprint(path: Path, start: int, end: int) -> str:
     """The segment's range and a digest of the bytes at both of its ends."""
     digest = hashlib.blake2b(digest_size=16)
-    with path.open("rb") as stream:
+    with open_regular(path) as stream:
         stream.seek(start)
         digest.update(stream.read(min(FINGERPRINT_BYTES, end - start)))
         tail = max(start, end - FINGERPRINT_BYTES)

@@ -7,7 +7,6 @@ provider reported, the model's window and, where the catalogue prices the model,
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -17,9 +16,11 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.models import Model, Scale, find_model
+from pytest_toll.core.parse import line_parser
 from pytest_toll.core.tokens import TOKENIZER_NAME, scaled_method
 from pytest_toll.transcripts.counting import image_tokens, text_counter
 from pytest_toll.transcripts.formats import read_records, session_name
+from pytest_toll.transcripts.formats.base import iter_lines
 from pytest_toll.transcripts.formats.claude import is_subagent_file
 from pytest_toll.transcripts.records import (
     BadLine,
@@ -130,22 +131,25 @@ def claude_project_folder(cwd: Path) -> str:
 def session_cwd(path: Path) -> str | None:
     """The directory a session ran in: a Claude Code line's ``cwd``, or the ``cwd`` of a
     Codex rollout's ``session_meta``; None when its first lines do not say."""
+    loads, _ = line_parser()
     try:
-        with path.open("rb") as lines:
-            for number, raw in enumerate(lines):
-                if number >= _CWD_LINES:
-                    break
-                try:
-                    line = json.loads(raw)
-                except ValueError:
-                    continue
-                if not isinstance(line, dict):
-                    continue
-                payload = line.get("payload")
-                if line.get("type") == "session_meta" and isinstance(payload, dict):
-                    line = payload
-                if isinstance(line.get("cwd"), str):
-                    return str(line["cwd"])
+        # Bounded lines through the Files door (a FIFO is an OSError, a huge line is skipped).
+        for number, raw in iter_lines(path):
+            if number > _CWD_LINES:
+                break
+            if raw is None:
+                continue
+            try:
+                line = loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(line, dict):
+                continue
+            payload = line.get("payload")
+            if line.get("type") == "session_meta" and isinstance(payload, dict):
+                line = payload
+            if isinstance(line.get("cwd"), str):
+                return str(line["cwd"])
     except OSError:
         return None
     return None

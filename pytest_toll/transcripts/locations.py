@@ -15,6 +15,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from pytest_toll.core.limits import MAX_WALK_DEPTH
+from pytest_toll.core.textio import is_regular_file
 from pytest_toll.transcripts.formats import FORMATS, is_transcript
 from pytest_toll.transcripts.formats.base import Home
 
@@ -89,8 +91,11 @@ def discover(roots: list[Path]) -> list[Path]:
             continue
         if not root.is_dir():
             continue
+        top = len(root.parts)
         for folder, directories, files in os.walk(root):
             here = Path(folder)
+            if len(here.parts) - top >= MAX_WALK_DEPTH:
+                directories[:] = []  # a bound on a hostile tree; real stores are shallow
             if _is_storage_tree(here, directories):
                 directories[:] = [name for name in directories if name not in ("part", "message")]
             directories.sort()
@@ -98,6 +103,7 @@ def discover(roots: list[Path]) -> list[Path]:
                 files = _first_events_only(files)
             for name in sorted(files):
                 path = here / name
-                if _candidate(path) and path.is_file():
+                # A regular file first: a FIFO is never opened to see what it holds.
+                if is_regular_file(path) and _candidate(path):
                     found.setdefault(str(path.resolve()), path)
     return sorted(found.values())

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.limits import MAX_TRANSCRIPT_LINE_BYTES
+from pytest_toll.core.textio import open_regular
 from pytest_toll.transcripts.counting import image_tokens, text_counter
 from pytest_toll.transcripts.formats import (
     BY_NAME,
@@ -246,7 +247,7 @@ def segment_facts(
 
 def _line_count(path: Path, start: int, end: int | None) -> int:
     """Lines in a byte range as :func:`iter_lines` numbers them (blank ones included)."""
-    with path.open("rb") as stream:
+    with open_regular(path) as stream:
         stream.seek(start)
         remaining = (end if end is not None else 1 << 62) - start
         newlines = 0

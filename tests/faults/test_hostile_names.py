@@ -36,7 +36,7 @@ HOSTILE = "".join(f"{char}FORGED" for char in BREAKS)
 FILE_HOSTILE = HOSTILE
 #: The kinds whose entries the test names with hostile names (the house rule in
 #: tests/test_house_rules.py checks this against every kind), and the report files it writes.
-KINDS_FED = ("servers", "skills", "memory", "agents", "commands", "plugins", "tests")
+KINDS_FED = ("servers", "skills", "memory", "agents", "commands", "plugins", "hosts", "tests")
 OUTPUTS_FED = ("json", "markdown", "sarif", "html")
 #: Raw characters no output may hold (a ``\\n`` inside a JSON string is an escape already).
 _RAW = re.compile(

@@ -60,7 +60,8 @@ def test_yaml_alias_bomb_in_tools_file(tmp_path: Path) -> None:
     tools = tmp_path / "tools.yaml"
     tools.write_text("\n".join(lines) + "\ntools: *a8\n")
     outcome = run_toll("weigh", "--tools", str(tools))
-    assert_could_not_judge(outcome, "tools.yaml: holds more than 2,000,000 values")
+    # The Parsing door refuses it before it is built: by what its aliases would add.
+    assert_could_not_judge(outcome, "tools.yaml: aliases expand to more than")
 
 
 def test_deeply_nested_messages(tmp_path: Path) -> None:

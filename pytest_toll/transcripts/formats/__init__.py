@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES, MAX_TRANSCRIPT_LINE_BYTES
+from pytest_toll.core.textio import open_regular
 from pytest_toll.transcripts.formats import (
     antigravity,
     claude,
@@ -139,7 +140,7 @@ def detect(path: Path) -> Detection:
 def _detect(name: str, size: int, mtime_ns: int) -> Detection:
     path = Path(name)
     try:
-        with path.open("rb") as stream:
+        with open_regular(path) as stream:
             head = stream.read(HEAD_BYTES)
     except OSError:
         return Detection(DEFAULT.name, False, False)
@@ -163,7 +164,7 @@ def _detect(name: str, size: int, mtime_ns: int) -> Detection:
     elif not complete:
         # A first line longer than the head: that line alone, bounded, says what it is.
         try:
-            with path.open("rb") as stream:
+            with open_regular(path) as stream:
                 first = stream.readline(MAX_INPUT_FILE_BYTES)
                 document = not stream.read(1)
             value = loads(first)

@@ -22,12 +22,12 @@ does.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.core.parse import ParseError, load_json
 from pytest_toll.transcripts.formats.base import (
     Home,
     OrderPairing,
@@ -85,8 +85,8 @@ def _arguments(value: object) -> Mapping[str, Any]:
     decoded: dict[str, Any] = {}
     for key, raw in value.items():
         try:
-            decoded[key] = json.loads(raw) if isinstance(raw, str) else raw
-        except ValueError:
+            decoded[key] = load_json(raw, key) if isinstance(raw, str) else raw
+        except ParseError:
             decoded[key] = raw  # not every value is encoded: keep it as written
     return decoded
 

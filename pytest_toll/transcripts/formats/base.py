@@ -22,8 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES, MAX_TRANSCRIPT_LINE_BYTES
-from pytest_toll.core.textio import TooDeep, load_json, read_file_bytes
+from pytest_toll.core.limits import (
+    MAX_INPUT_FILE_BYTES,
+    MAX_TOKEN_COUNT,
+    MAX_TRANSCRIPT_LINE_BYTES,
+)
+from pytest_toll.core.parse import ParseError, line_parser, load_json
+from pytest_toll.core.textio import open_regular, read_file_bytes
 from pytest_toll.transcripts.images import Image, image_block
 from pytest_toll.transcripts.records import (
     BadLine,
@@ -49,14 +54,8 @@ class Home:
     environ: Mapping[str, str]
 
 
-def json_parser() -> tuple[Callable[[bytes], Any], str]:
-    """orjson's ``loads`` (a dependency: 2-3× the standard module's speed on these lines), or
-    the standard module's where orjson cannot be installed; and the parser's name."""
-    try:
-        import orjson
-    except ImportError:  # pragma: no cover - orjson is a dependency; this keeps a broken
-        return json.loads, "json"  # install working, only slower
-    return orjson.loads, "orjson"
+#: The parser of one transcript line (the Parsing door's, for the scan's hot path).
+json_parser = line_parser
 
 
 # --- reading lines -----------------------------------------------------------------------
@@ -73,7 +72,7 @@ def iter_lines(
 
     With ``start``/``end`` (line starts, as :func:`segment_bounds` gives them) only the lines
     that start in that byte range are read, numbered from 1 within it."""
-    with path.open("rb", buffering=buffer_bytes) as stream:
+    with open_regular(path, buffering=buffer_bytes) as stream:
         if start:
             stream.seek(start)
         position = start
@@ -103,7 +102,7 @@ def segment_bounds(path: Path, size: int, segment_bytes: int) -> list[tuple[int,
     Cut ``k`` is the first line start at or after ``k × segment_bytes``: it depends only on the
     bytes before it, so appending to a file leaves every earlier cut where it was."""
     cuts = [0]
-    with path.open("rb") as stream:
+    with open_regular(path) as stream:
         for nominal in range(segment_bytes, size, segment_bytes):
             stream.seek(nominal - 1)
             # The line that holds byte nominal - 1 ends at the next newline (bounded reads).
@@ -161,6 +160,9 @@ def object_lines(
             continue
         try:
             records = records_of(line)
+        except OutOfRange as error:
+            yield BadLine(number, str(error))
+            continue
         except (TypeError, ValueError, AttributeError, KeyError) as error:
             yield BadLine(number, f"unexpected record shape ({type(error).__name__})")
             continue
@@ -186,11 +188,9 @@ def load_document(path: Path) -> Any:
     the nesting limits; ``CouldNotJudge`` naming the file when it cannot be."""
     data = read_file_bytes(path, MAX_INPUT_FILE_BYTES, limit_name="a transcript document")
     try:
-        return load_json(data)
-    except TooDeep as error:
-        raise CouldNotJudge(f"{path}: {error}") from None
-    except ValueError as error:  # a JSONDecodeError, or bytes that are not UTF-8
-        raise CouldNotJudge(f"{path}: not a JSON document ({type(error).__name__})") from None
+        return load_json(data, str(path))
+    except ParseError as error:
+        raise CouldNotJudge(f"{path}: not a JSON document ({error.why})") from None
 
 
 def document_or_bad_line(path: Path) -> tuple[Any, BadLine | None]:
@@ -201,9 +201,19 @@ def document_or_bad_line(path: Path) -> tuple[Any, BadLine | None]:
         return None, BadLine(1, str(error).replace(f"{path}: ", "", 1))
 
 
+class OutOfRange(ValueError):
+    """A record claims a token count no turn can have: its line is a bad line."""
+
+
 def number(value: object) -> int:
-    """A token count as written (a positive whole number), else 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    """A token count as written (a positive whole number), else 0. A claim past
+    ``MAX_TOKEN_COUNT`` (2^64, 10^400 read as a float) raises :class:`OutOfRange`: the line is
+    counted as bad, never summed, stored in the cache or shown."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if not value <= MAX_TOKEN_COUNT:  # (also a NaN)
+        raise OutOfRange(f"a token count out of range ({value:.3g})")
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 def items(value: object) -> list[Any]:
@@ -268,8 +278,8 @@ def arguments_of(value: object) -> Mapping[str, Any]:
         return value
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
-        except ValueError:
+            parsed = load_json(value, "arguments")
+        except ParseError:
             return {"input": value}
         return parsed if isinstance(parsed, dict) else {"input": value}
     return {} if value is None else {"input": value}

@@ -17,12 +17,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.core.parse import ParseError, load_json
 from pytest_toll.transcripts.formats.base import (
     Home,
     OrderPairing,
@@ -119,8 +119,8 @@ def _usage_of(entries: list[Any], session: str) -> Iterator[UsageRecord]:
         if not isinstance(entry, dict) or entry.get("say") != "api_req_started":
             continue
         try:
-            info = json.loads(entry.get("text") or "")
-        except (TypeError, ValueError):
+            info = load_json(entry.get("text") or "", "api_req_started")
+        except (TypeError, ParseError):
             continue
         if not isinstance(info, dict):
             continue
@@ -237,8 +237,8 @@ def _ui_messages(entries: list[Any], session: str, with_text: bool) -> Iterator[
             output = []
         elif what == "tool" and text:
             try:
-                detail = json.loads(text)
-            except ValueError:
+                detail = load_json(text, "tool")
+            except (TypeError, ParseError):
                 continue
             if not isinstance(detail, dict):
                 continue

@@ -10,12 +10,12 @@ part. A shell result says it failed by its exit code (a banner, or the older wra
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.core.parse import ParseError, load_json
 from pytest_toll.transcripts.formats.base import (
     NO_RECORDS,
     Home,
@@ -82,8 +82,8 @@ def _output(output: object) -> tuple[str, bool, tuple[Image, ...], int]:
     if isinstance(output, str) and output.startswith('{"output"'):
         # Older rollouts wrap a shell result: {"output": ..., "metadata": {"exit_code": N}}.
         try:
-            wrapped = json.loads(output)
-        except ValueError:
+            wrapped = load_json(output, "output")
+        except ParseError:
             wrapped = None
         if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
             metadata = wrapped.get("metadata")

@@ -18,11 +18,13 @@ part (one model request) or, without them, the assistant message's ``tokens``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
+from pytest_toll.core.database import DatabaseError, explain, open_read_only
+from pytest_toll.core.parse import ParseError, load_json
+from pytest_toll.core.textio import join_inside, open_regular, walk_inside
 from pytest_toll.transcripts.formats.base import (
     Home,
     arguments_of,
@@ -95,7 +97,7 @@ def sniff(value: object) -> bool:
 
 def _starts_as_database(path: Path) -> bool:
     try:
-        with path.open("rb") as stream:
+        with open_regular(path) as stream:
             return stream.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError:
         return False
@@ -108,25 +110,14 @@ def is_database(path: Path) -> bool:
     if not _starts_as_database(path):
         return False
     try:
-        connection = _connect(path)
+        connection = open_read_only(path)
         try:
             names = {row[0] for row in connection.execute("select name from sqlite_master")}
         finally:
             connection.close()
-    except (OSError, sqlite3.Error):
+    except (OSError, sqlite3.Error, DatabaseError):
         return False
     return names >= _TABLES
-
-
-def _connect(path: Path) -> Any:
-    """A read-only connection: the database is OpenCode's, and a scan must never change it.
-    With no write-ahead log beside it (OpenCode not running), it is opened immutable: a
-    read-only open of a WAL database would still create its ``-wal`` and ``-shm`` files."""
-    import sqlite3
-
-    live = path.with_name(path.name + "-wal").exists()
-    flags = "mode=ro" if live else "mode=ro&immutable=1"
-    return sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True)
 
 
 def _usage(
@@ -191,38 +182,33 @@ def message_records(
             yield turn
 
 
-def _json_files(folder: Path) -> list[Path]:
-    try:
-        return sorted(folder.glob("*.json"), key=lambda path: path.name)
-    except OSError:
+def _json_files(storage: Path, kind: str, name: str) -> list[Path]:
+    """The JSON files of ``storage/kind/name``; none when ``name`` (an id read from a
+    session or message file) is not one plain path part: ``../`` never leaves the tree."""
+    folder = join_inside(storage / kind, name)
+    if folder is None:
         return []
-
-
-def plain_name(value: object) -> TypeGuard[str]:
-    """Whether an id read from a file may name a folder beside it: one plain path component
-    (a hostile ``../..`` or an absolute path would reach outside the storage tree)."""
-    return (
-        isinstance(value, str)
-        and value not in ("", ".", "..")
-        and not any(character in value for character in "/\\\x00")
-        and not (len(value) > 1 and value[1] == ":")  # a Windows drive
-    )
+    return sorted(walk_inside(folder, storage, suffix=".json", max_depth=0))
 
 
 def _tree(path: Path, info: Mapping[str, Any], with_text: bool) -> Iterator[Record]:
     session = str(info["id"])
-    if len(path.parents) < 3 or not plain_name(session):
+    if len(path.parents) < 3:
         return
     storage = path.parents[2]  # storage/session/<project>/<id>.json
-    for message_path in _json_files(storage / "message" / session):
+    if join_inside(storage / "message", session) is None:
+        yield BadLine(1, "the session id is not a plain name; its messages not read")
+        return
+    for message_path in _json_files(storage, "message", session):
         message, bad = document_or_bad_line(message_path)
         if bad is not None or not isinstance(message, dict):
             yield BadLine(1, f"{message_path.name}: {bad.reason if bad else 'not an object'}")
             continue
         parts = []
-        message_id = message.get("id")
-        part_paths = _json_files(storage / "part" / message_id) if plain_name(message_id) else []
-        for part_path in part_paths:
+        if join_inside(storage / "part", str(message.get("id"))) is None:
+            yield BadLine(1, f"{message_path.name}: the message id is not a plain name")
+            continue
+        for part_path in _json_files(storage, "part", str(message.get("id"))):
             part, bad = document_or_bad_line(part_path)
             if bad is not None or not isinstance(part, dict):
                 yield BadLine(1, f"{part_path.name}: {bad.reason if bad else 'not an object'}")
@@ -235,9 +221,9 @@ def _database(path: Path, with_text: bool) -> Iterator[Record]:
     import sqlite3
 
     try:
-        connection = _connect(path)
-    except sqlite3.Error as error:
-        yield BadLine(1, f"cannot open the database: {error}")
+        connection = open_read_only(path)
+    except DatabaseError as error:
+        yield BadLine(1, str(error))
         return
     try:
         messages = connection.execute(
@@ -245,8 +231,8 @@ def _database(path: Path, with_text: bool) -> Iterator[Record]:
         )
         for message_id, session, data in messages:
             try:
-                info = json.loads(data)
-            except (TypeError, ValueError):
+                info = load_json(data, f"message {message_id}")
+            except (TypeError, ParseError):
                 yield BadLine(1, f"message {message_id}: data is not JSON")
                 continue
             if not isinstance(info, dict):
@@ -258,15 +244,15 @@ def _database(path: Path, with_text: bool) -> Iterator[Record]:
                 (message_id,),
             ):
                 try:
-                    part = json.loads(part_data)
-                except (TypeError, ValueError):
+                    part = load_json(part_data, f"part {part_id}")
+                except (TypeError, ParseError):
                     yield BadLine(1, f"part {part_id}: data is not JSON")
                     continue
                 if isinstance(part, dict):
                     parts.append({**part, "id": part_id})
             yield from message_records(str(session), info, parts, with_text)
     except sqlite3.Error as error:
-        yield BadLine(1, f"cannot read the database: {error}")
+        yield BadLine(1, explain(error))
     finally:
         connection.close()
 
@@ -306,9 +292,9 @@ def session_files(path: Path) -> list[Path]:
 def tree_files(path: Path, info_id: str) -> Iterator[Path]:
     """Every file a storage-tree session is read from (for its cache fingerprint)."""
     yield path
-    if len(path.parents) < 3 or not plain_name(info_id):
+    if len(path.parents) < 3 or join_inside(path.parents[2] / "message", info_id) is None:
         return
     storage = path.parents[2]
-    for message_path in _json_files(storage / "message" / info_id):
+    for message_path in _json_files(storage, "message", info_id):
         yield message_path
-        yield from _json_files(storage / "part" / message_path.stem)
+        yield from _json_files(storage, "part", message_path.stem)
