@@ -380,6 +380,28 @@ def plan_update(
     return updates
 
 
+def part_pins_written(
+    results: Iterable[EntryResult], updates: Mapping[tuple[str, ...], Any]
+) -> list[dict[str, Any]]:
+    """The part pins an update writes, each with its entry's label, the part, the pin it had
+    (None: a new pin) and the one written: what the summary names, so a pin an update adds
+    beside unchanged totals (a skill's first ``executed``) is never written silently."""
+    written: list[dict[str, Any]] = []
+    for result in results:
+        kind = KINDS.get(result.kind)
+        if kind is None or kind.part_pins_key is None:
+            continue
+        base = (*kind.keys(result.name), kind.part_pins_key)
+        for part in result.parts:
+            value = updates.get((*base, part.name))
+            if value is None or value is DELETE:
+                continue
+            written.append(
+                {"entry": result.label, "part": part.name, "from": part.pin, "to": value}
+            )
+    return written
+
+
 def stale_result(
     kind: str, name: str, nodeid: str, line: int | None, entry: Mapping[str, Any], policy: Policy
 ) -> EntryResult:
