@@ -163,6 +163,8 @@ def _sources(config: pytest.Config) -> Sources:
         ini_dir=inipath.parent if inipath else config.rootpath,
         invocation_dir=config.invocation_params.dir,
         rootdir=config.rootpath,
+        # Only paths the user typed: without any, config.args holds testpaths or the rootdir.
+        args=tuple(config.args) if config.args_source == pytest.Config.ArgsSource.ARGS else (),
     )
 
 
