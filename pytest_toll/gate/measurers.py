@@ -8,7 +8,6 @@ kind.
 
 from __future__ import annotations
 
-import math
 import shlex
 from collections.abc import Mapping
 from typing import Any
@@ -26,7 +25,7 @@ from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
 from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, measure_memory
 from pytest_toll.surface.plugins import measure_plugin
-from pytest_toll.transcripts.decisions import judge_decisions
+from pytest_toll.transcripts.decisions import judge_decisions, pinned_ratio
 
 
 def _findings(findings: Any) -> tuple[dict[str, Any], ...]:
@@ -166,7 +165,7 @@ def measure_transcripts_entry(
         findings=_findings(report.findings),
         # Rounded up to 4 decimals as `toll check --init` pins it, so an unchanged history
         # equals its pin rather than "improving" by a rounding error.
-        other_pins={"waste_ratio_pin": math.ceil(float(report.waste_ratio) * 10_000) / 10_000},
+        other_pins={"waste_ratio_pin": pinned_ratio(float(report.waste_ratio))},
         detail={
             "sessions": int(report.sessions),
             "calls": int(report.calls),
