@@ -163,7 +163,7 @@ def judge(
     result = EntryResult(
         kind, name, nodeid, line, total, measurement.method, pin, budget, outcome, failed,
         _message(
-            outcome, total, pin, budget, policy, accepted, others,
+            KINDS[kind].gated_other_pins, outcome, total, pin, budget, policy, accepted, others,
             parts if gated_parts else [],
             [str(finding.get("rule")) for finding in error_findings],
         ),
@@ -200,7 +200,13 @@ def _other_pins(
     return others
 
 
+def _measure_of(pin_key: str) -> str:
+    """What an other pin holds, as a measurement: ``run_pin`` pins the ``run``."""
+    return pin_key.removesuffix("_pin")
+
+
 def _message(
+    budget_keys: Mapping[str, str],
     outcome: Outcome,
     total: int,
     pin: int | None,
@@ -212,9 +218,12 @@ def _message(
     failing_rules: list[str],
 ) -> str:
     if outcome == OVER_BUDGET:
+        # A measurement is named as one ("run"), not by the pin that holds it ("run_pin"),
+        # beside the ledger key of the budget it broke.
         over = [
-            f"{other['key']} {other['measured']:,.0f} tok is over its budget of "
-            f"{other['budget']:,} by {other['measured'] - other['budget']:,.0f}"
+            f"{_measure_of(other['key'])} measured {other['measured']:,.0f} tok, over its "
+            f"{budget_keys.get(other['key'], 'budget')} of {other['budget']:,} by "
+            f"{other['measured'] - other['budget']:,.0f}"
             for other in others
             if other.get("budget") is not None and other["measured"] > other["budget"]
         ]
@@ -232,8 +241,8 @@ def _message(
             and (part.pin is not None or pin is not None)
         ]
         grown_others = [
-            f"{other['key']} +{other['measured'] - other['pin']:,.0f} over its pin "
-            f"{other['pin']:,.0f}"
+            f"{_measure_of(other['key'])} +{other['measured'] - other['pin']:,.0f} over its "
+            f"{other['key']} {other['pin']:,.0f}"
             for other in others
             if "budget" in other
             and other["pin"] is not None
