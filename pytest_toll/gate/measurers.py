@@ -126,7 +126,26 @@ def measure_skills_entry(
         method=str(getattr(report, "method", O200K)),
         parts=levels,
         findings=_findings(getattr(report, "findings", ())),
+        detail={"skill_files": skill_files(report)},
     )
+
+
+def skill_files(report: Any) -> dict[str, dict[str, int]]:
+    """The tokens of each file behind a skill's ``references`` and ``executed`` parts, so a
+    regression of either names its files (the ledger pins the parts' totals, not the files).
+    A directory of several skills names each file under its skill."""
+    skills = list(getattr(report, "skills", ()))
+    files: dict[str, dict[str, int]] = {"references": {}, EXECUTED: {}}
+    for skill in skills:
+        prefix = f"{skill.name}/" if len(skills) > 1 else ""
+        for part, rows in (
+            ("references", skill.references),
+            (EXECUTED, getattr(skill, EXECUTED, ())),
+        ):
+            for row in rows:
+                if row.tokens is not None:
+                    files[part][prefix + row.path] = int(row.tokens)
+    return files
 
 
 #: The part of a skill that is not loaded: the source of the scripts it runs. Only skills

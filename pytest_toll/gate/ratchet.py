@@ -163,7 +163,8 @@ def judge(
     result = EntryResult(
         kind, name, nodeid, line, total, measurement.method, pin, budget, outcome, failed,
         _message(
-            KINDS[kind].gated_other_pins, outcome, total, pin, budget, policy, accepted, others,
+            KINDS[kind].gated_other_pins, (measurement.detail or {}).get("skill_files") or {},
+            outcome, total, pin, budget, policy, accepted, others,
             parts if gated_parts else [],
             [str(finding.get("rule")) for finding in error_findings],
         ),
@@ -205,8 +206,22 @@ def _measure_of(pin_key: str) -> str:
     return pin_key.removesuffix("_pin")
 
 
+def _files_of(part: str, files: Mapping[str, Mapping[str, int]], most: int = 3) -> str:
+    """The files behind a grown part, largest first (" — now: a.md 1,200, b.md 300"): the
+    ledger pins the part's total, so this is where its tokens are, for the reader to find the
+    one that grew."""
+    sizes = files.get(part) or {}
+    if not sizes:
+        return ""
+    ranked = sorted(sizes.items(), key=lambda item: (-item[1], item[0]))
+    named = ", ".join(f"{path} {tokens:,}" for path, tokens in ranked[:most])
+    more = f" and {len(ranked) - most} more" if len(ranked) > most else ""
+    return f" (now in {named}{more})"
+
+
 def _message(
     budget_keys: Mapping[str, str],
+    files: Mapping[str, Mapping[str, int]],
     outcome: Outcome,
     total: int,
     pin: int | None,
@@ -233,6 +248,7 @@ def _message(
     elif outcome == REGRESSED:
         grown = [
             f"{part.name} +{(part.measured or 0) - (part.pin or 0):,} over its pin {part.pin:,}"
+            + _files_of(part.name, files)
             if part.pin is not None
             else f"{part.name} +{part.measured:,} (new, not pinned)"
             for part in gated

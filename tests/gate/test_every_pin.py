@@ -71,3 +71,31 @@ def test_an_update_names_an_executed_pin_it_adds_to_an_untouched_skill(
     )
     after = ledger_from_text(path.read_text("utf-8"), path)
     assert after.data["skills"]["build-report"]["pin"]["executed"] == executed
+
+
+def test_a_references_regression_names_the_files_behind_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#36 item 6f: the ledger pins the references' total; the message says which files hold
+    it now, largest first, so the reader finds the one that grew."""
+    folder = pytester.path / "skills" / "guide"
+    (folder / "references").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: guide\ndescription: Answer questions about the house style. Use when asked "
+        "about style.\n---\nRead [style](references/style.md) and [terms](references/terms.md).\n",
+        encoding="utf-8",
+    )
+    (folder / "references" / "style.md").write_text("Write short sentences.\n", "utf-8")
+    terms = folder / "references" / "terms.md"
+    terms.write_text("A toll is a token cost.\n", "utf-8")
+    monkeypatch.chdir(pytester.path)
+    assert main(["init"]) == 0
+    terms.write_text("A toll is a token cost paid on every request.\n", "utf-8")
+    grown = pytester.runpytest("--toll", "toll.yaml", "--toll-json", "r.json", *QUIET)
+    assert grown.ret == 1
+    grown.stdout.fnmatch_lines(
+        [
+            "*regressed: references +* over its pin * (now in references/terms.md *, "
+            "references/style.md *)*"
+        ]
+    )
