@@ -39,14 +39,25 @@ def available() -> bool:
     return find_spec("botocore") is not None
 
 
+#: Hosts a test's fake LLM server listens on: their port is picked at random per run.
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+def host_of(hostname: str, port: int | None) -> str:
+    """Where a captured request went, as reports name it: ``host:port``, without the port of
+    a loopback host — a fake server's random port would change every report row, and the
+    sticky pull-request comment, on every run."""
+    if port is None or hostname in LOOPBACK or hostname.startswith("127."):
+        return hostname
+    return f"{hostname}:{port}"
+
+
 def _before_send(request: Any, **_: Any) -> None:
     """botocore's ``before-send``: record the prepared request, send it unchanged."""
     if not _recorder:
         return None
     url = urlsplit(str(request.url))
-    host = url.hostname or ""
-    if url.port is not None:
-        host = f"{host}:{url.port}"
+    host = host_of(url.hostname or "", url.port)
     body = request.body
     error = ""
     if isinstance(body, bytearray | memoryview):

@@ -193,7 +193,7 @@ def _where(request: Any) -> tuple[str, str, str] | None:
     api = recognise(request.method, url.path)
     if api is None:
         return None
-    host = url.host if url.port is None else f"{url.host}:{url.port}"
+    host = capture_botocore.host_of(url.host, url.port)
     return api, host, url.path
 
 

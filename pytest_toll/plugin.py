@@ -163,6 +163,8 @@ def _sources(config: pytest.Config) -> Sources:
         ini_dir=inipath.parent if inipath else config.rootpath,
         invocation_dir=config.invocation_params.dir,
         rootdir=config.rootpath,
+        # Only paths the user typed: without any, config.args holds testpaths or the rootdir.
+        args=tuple(config.args) if config.args_source == pytest.Config.ArgsSource.ARGS else (),
     )
 
 
@@ -409,6 +411,17 @@ class TollSession:
             )
 
 
+def _only_the_ledger(config: pytest.Config) -> bool:
+    """Every argument names the ledger file itself (``pytest --toll toll.yaml``): all of its
+    entries run, so naming it selects nothing. Test files are then not collected, and a
+    ``tests:`` entry is stale only when its file is gone (:func:`items.gone_tests`)."""
+    ledger = require_state(config).ledger.path.resolve()
+    base = config.invocation_params.dir
+    return bool(config.args) and all(
+        "::" not in arg and (base / arg).resolve() == ledger for arg in config.args
+    )
+
+
 def _partial(session: pytest.Session, exitstatus: int) -> bool:
     """Whether some tests were left out: then nothing is stale and nothing is removed."""
     config = session.config
@@ -417,7 +430,7 @@ def _partial(session: pytest.Session, exitstatus: int) -> bool:
     # A shard's node ids and deselection are its part of the suite (``toll merge`` unions
     # them); only a selection within it (-k, -m, --lf) or a stop makes it partial.
     selected = state.shard is None and bool(
-        config.args_source == pytest.Config.ArgsSource.ARGS
+        (config.args_source == pytest.Config.ArgsSource.ARGS and not _only_the_ledger(config))
         or getattr(option, "deselect", None)
         or state.deselected
     )

@@ -76,10 +76,11 @@ GROUPS = (
     ),
     Group(
         "ledger",
-        "Ledger, CI and install: init, trend, merge, github, doctor",
-        "Start a ledger, read its history, merge shards, run the GitHub loop and check the "
-        "install. See [The ledger](../ledger.md), [CI](../ci.md) and [Sharding](../sharding.md).",
-        ("init", "trend", "merge", "github", "doctor"),
+        "Ledger, CI and install: init, gate, trend, merge, github, doctor",
+        "Start a ledger, gate it in CI, read its history, merge shards, run the GitHub loop and "
+        "check the install. See [The ledger](../ledger.md), [CI](../ci.md) and "
+        "[Sharding](../sharding.md).",
+        ("init", "gate", "trend", "merge", "github", "doctor"),
     ),
 )
 

@@ -46,6 +46,7 @@ VERBS: list[tuple[str, str, str]] = [
     ("versus", "pytest_toll.cli.versus", "compare the output tokens of two commands"),
     ("context", "pytest_toll.cli.context", "what filled a session's context at its last turn"),
     ("drift", "pytest_toll.cli.drift", "a model's tokenizer against o200k, from transcripts"),
+    ("gate", "pytest_toll.cli.gate", "the ledger's gate without the repository's pytest config"),
     ("check", "pytest_toll.cli.check", "judge toll.yaml's transcripts decisions (TL001-TL005)"),
     ("weigh", "pytest_toll.cli.weigh", "the token cost of an MCP server's tools, with the rules"),
     ("fix", "pytest_toll.cli.fix", "edits that shrink a server's tools, each saving measured"),

@@ -145,6 +145,13 @@ def _summary(starter: starters.Starter, path: Path, *, written: bool) -> None:
         )
         for line in starter.failing_findings:
             print(f"  {inert(line)}", file=out)
+    if starter.warnings:
+        print(
+            f"{len(starter.warnings)} warning(s) already there, shown on every run as they are:",
+            file=out,
+        )
+        for line in starter.warnings:
+            print(f"  {inert(line)}", file=out)
     if written:
         # The ledger named on the command line: pytest then collects it alone, not every
         # test_*.py in the tree (a repository without Python tests has none to run).

@@ -148,6 +148,8 @@ def add_tools_source_options(parser: argparse.ArgumentParser) -> None:
         "--env", action="append", default=[], metavar="K=V", help="server environment variable"
     )
     parser.add_argument("--cwd", type=Path, metavar="DIR", help="the server's working directory")
+    # The parser itself, for tools_source to tell the verb's own flags written after `--`.
+    parser.set_defaults(own_parser=parser)
     parser.add_argument(
         "--header",
         action="append",
@@ -157,11 +159,33 @@ def add_tools_source_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _refuse_own_flags(args: argparse.Namespace, command: list[str]) -> None:
+    """Everything after ``--`` is the server's command line, so ``toll fix -- python s.py
+    --write out.json`` handed ``--write`` to the server and wrote nothing, with exit 0. A
+    flag of the verb's own there is refused, with the order that works; a server that takes
+    the same flag itself is started through a wrapper script."""
+    parser = getattr(args, "own_parser", None)
+    if parser is None or not command:
+        return
+    own = set(parser._option_string_actions)  # every option string the verb defines
+    misplaced = [word for word in command[1:] if word.split("=", 1)[0] in own]
+    if not misplaced:
+        return
+    flags = " ".join(misplaced)
+    raise UsageError(
+        f"{', '.join(word.split('=', 1)[0] for word in misplaced)} after `--` would go to the "
+        f"server, not to {parser.prog}: put {parser.prog}'s options before `--` "
+        f"({parser.prog} {flags} … -- {' '.join(command[:1])} …); a server that takes the "
+        "same flag itself is started through a wrapper script"
+    )
+
+
 def tools_source(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of ``weigh_source``/``fix_source`` from the options above."""
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
+    _refuse_own_flags(args, command)
     try:
         env = key_value_pairs(args.env, "--env")
         headers = key_value_pairs(args.header, "--header")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.core.kinds import Kind, KindName
+from pytest_toll.core.kinds import EXECUTED, Kind, KindName
 from pytest_toll.gate import discovery
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
 from pytest_toll.gate.measurers import (
@@ -74,8 +74,12 @@ def pinned_total(
 def pinned_levels(
     entry: Mapping[str, Any], measured: EntryMeasurement, budget: int
 ) -> dict[str, Any]:
-    """A skill: its three loading levels pinned, each gated."""
+    """A skill: its three loading levels pinned, each gated, and ``executed`` when it runs
+    scripts: the gate gates every part it measures, so init pins every one of them (an
+    unpinned part would grow freely until an update pinned it)."""
     levels = {level: int(measured.parts[level]) for level in SKILL_LEVELS}
+    if EXECUTED in measured.parts:
+        levels[EXECUTED] = int(measured.parts[EXECUTED])
     return {**entry, "budget": budget, "pin": levels}
 
 
@@ -141,7 +145,8 @@ FINDERS: dict[KindName, Finder] = {
     "skills": Finder(
         discovery.find_skills,
         pinned_levels,
-        "# Each skill's three loading levels are pinned and gated on their own.",
+        "# Each skill's loading levels (and `executed`, the scripts it runs) are pinned and "
+        "gated on their own.",
         counted_as="skill(s)",
     ),
     "transcripts": Finder(

@@ -8,7 +8,6 @@ kind.
 
 from __future__ import annotations
 
-import math
 import shlex
 from collections.abc import Mapping
 from typing import Any
@@ -28,7 +27,7 @@ from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
 from pytest_toll.surface.bill import host_bill
 from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, measure_memory
 from pytest_toll.surface.plugins import measure_plugin
-from pytest_toll.transcripts.decisions import judge_decisions
+from pytest_toll.transcripts.decisions import judge_decisions, pinned_ratio
 
 
 def _findings(findings: Any) -> tuple[dict[str, Any], ...]:
@@ -129,7 +128,26 @@ def measure_skills_entry(
         method=str(getattr(report, "method", O200K)),
         parts=levels,
         findings=_findings(getattr(report, "findings", ())),
+        detail={"skill_files": skill_files(report)},
     )
+
+
+def skill_files(report: Any) -> dict[str, dict[str, int]]:
+    """The tokens of each file behind a skill's ``references`` and ``executed`` parts, so a
+    regression of either names its files (the ledger pins the parts' totals, not the files).
+    A directory of several skills names each file under its skill."""
+    skills = list(getattr(report, "skills", ()))
+    files: dict[str, dict[str, int]] = {"references": {}, EXECUTED: {}}
+    for skill in skills:
+        prefix = f"{skill.name}/" if len(skills) > 1 else ""
+        for part, rows in (
+            ("references", skill.references),
+            (EXECUTED, getattr(skill, EXECUTED, ())),
+        ):
+            for row in rows:
+                if row.tokens is not None:
+                    files[part][prefix + row.path] = int(row.tokens)
+    return files
 
 
 #: The part of a skill that is not loaded: the source of the scripts it runs. Only skills
@@ -168,7 +186,7 @@ def measure_transcripts_entry(
         findings=_findings(report.findings),
         # Rounded up to 4 decimals as `toll check --init` pins it, so an unchanged history
         # equals its pin rather than "improving" by a rounding error.
-        other_pins={"waste_ratio_pin": math.ceil(float(report.waste_ratio) * 10_000) / 10_000},
+        other_pins={"waste_ratio_pin": pinned_ratio(float(report.waste_ratio))},
         detail={
             "sessions": int(report.sessions),
             "calls": int(report.calls),

@@ -163,6 +163,7 @@ def judge(
     result = EntryResult(
         kind, name, nodeid, line, total, measurement.method, pin, budget, outcome, failed,
         _message(
+            KINDS[kind].gated_other_pins, (measurement.detail or {}).get("skill_files") or {},
             outcome, total, pin, budget, policy, accepted, others,
             parts if gated_parts else [],
             [str(finding.get("rule")) for finding in error_findings],
@@ -200,7 +201,27 @@ def _other_pins(
     return others
 
 
+def _measure_of(pin_key: str) -> str:
+    """What an other pin holds, as a measurement: ``run_pin`` pins the ``run``."""
+    return pin_key.removesuffix("_pin")
+
+
+def _files_of(part: str, files: Mapping[str, Mapping[str, int]], most: int = 3) -> str:
+    """The files behind a grown part, largest first (" — now: a.md 1,200, b.md 300"): the
+    ledger pins the part's total, so this is where its tokens are, for the reader to find the
+    one that grew."""
+    sizes = files.get(part) or {}
+    if not sizes:
+        return ""
+    ranked = sorted(sizes.items(), key=lambda item: (-item[1], item[0]))
+    named = ", ".join(f"{path} {tokens:,}" for path, tokens in ranked[:most])
+    more = f" and {len(ranked) - most} more" if len(ranked) > most else ""
+    return f" (now in {named}{more})"
+
+
 def _message(
+    budget_keys: Mapping[str, str],
+    files: Mapping[str, Mapping[str, int]],
     outcome: Outcome,
     total: int,
     pin: int | None,
@@ -212,9 +233,12 @@ def _message(
     failing_rules: list[str],
 ) -> str:
     if outcome == OVER_BUDGET:
+        # A measurement is named as one ("run"), not by the pin that holds it ("run_pin"),
+        # beside the ledger key of the budget it broke.
         over = [
-            f"{other['key']} {other['measured']:,.0f} tok is over its budget of "
-            f"{other['budget']:,} by {other['measured'] - other['budget']:,.0f}"
+            f"{_measure_of(other['key'])} measured {other['measured']:,.0f} tok, over its "
+            f"{budget_keys.get(other['key'], 'budget')} of {other['budget']:,} by "
+            f"{other['measured'] - other['budget']:,.0f}"
             for other in others
             if other.get("budget") is not None and other["measured"] > other["budget"]
         ]
@@ -224,6 +248,7 @@ def _message(
     elif outcome == REGRESSED:
         grown = [
             f"{part.name} +{(part.measured or 0) - (part.pin or 0):,} over its pin {part.pin:,}"
+            + _files_of(part.name, files)
             if part.pin is not None
             else f"{part.name} +{part.measured:,} (new, not pinned)"
             for part in gated
@@ -232,8 +257,8 @@ def _message(
             and (part.pin is not None or pin is not None)
         ]
         grown_others = [
-            f"{other['key']} +{other['measured'] - other['pin']:,.0f} over its pin "
-            f"{other['pin']:,.0f}"
+            f"{_measure_of(other['key'])} +{other['measured'] - other['pin']:,.0f} over its "
+            f"{other['key']} {other['pin']:,.0f}"
             for other in others
             if "budget" in other
             and other["pin"] is not None
@@ -378,6 +403,28 @@ def plan_update(
             continue
         updates.update(plan_entry(result, policy))
     return updates
+
+
+def part_pins_written(
+    results: Iterable[EntryResult], updates: Mapping[tuple[str, ...], Any]
+) -> list[dict[str, Any]]:
+    """The part pins an update writes, each with its entry's label, the part, the pin it had
+    (None: a new pin) and the one written: what the summary names, so a pin an update adds
+    beside unchanged totals (a skill's first ``executed``) is never written silently."""
+    written: list[dict[str, Any]] = []
+    for result in results:
+        kind = KINDS.get(result.kind)
+        if kind is None or kind.part_pins_key is None:
+            continue
+        base = (*kind.keys(result.name), kind.part_pins_key)
+        for part in result.parts:
+            value = updates.get((*base, part.name))
+            if value is None or value is DELETE:
+                continue
+            written.append(
+                {"entry": result.label, "part": part.name, "from": part.pin, "to": value}
+            )
+    return written
 
 
 def stale_result(

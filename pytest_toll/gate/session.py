@@ -22,7 +22,7 @@ from pytest_toll.gate.ledger import Ledger, ledger_from_text, rewrite_ledger
 from pytest_toll.gate.ledger.history import trend
 from pytest_toll.gate.ledger.read import dotted
 from pytest_toll.gate.measurement import EntryContext
-from pytest_toll.gate.ratchet import Policy, plan_update
+from pytest_toll.gate.ratchet import Policy, part_pins_written, plan_update
 from pytest_toll.gate.settings import (
     Settings,
     Sources,
@@ -279,4 +279,6 @@ def write_ratchet(report: SessionReport, ledger: Ledger, policy: Policy) -> str 
         return f"the ledger was not updated: {error}"
     report.ledger_written = rewrite.written
     report.ledger_removed = [dotted(keys) for keys in rewrite.removed]
+    if rewrite.written:
+        report.ledger_pins = part_pins_written(report.entries, updates)
     return None

@@ -60,6 +60,9 @@ class Sources:
     ini_dir: Path
     invocation_dir: Path
     rootdir: Path
+    #: The paths given as arguments (``pytest --toll toll.yaml tests/``), node ids cut to
+    #: their file, as typed: relative ones are relative to ``invocation_dir``.
+    args: tuple[str, ...] = ()
 
 
 def _flag(name: str) -> str:
@@ -82,9 +85,26 @@ def resolve_ledger_path(sources: Sources) -> tuple[Path, bool]:
     """Where the ledger is, and whether the user named it (a named ledger must exist)."""
     value, _, base = _pick("ledger", sources)
     if value is None:
-        return sources.rootdir / DEFAULT_NAME, False
+        named = _ledger_argument(sources)
+        return (named, True) if named is not None else (sources.rootdir / DEFAULT_NAME, False)
     path = Path(str(value)).expanduser()
     return (path if path.is_absolute() else (base or sources.rootdir) / path), True
+
+
+def _ledger_argument(sources: Sources) -> Path | None:
+    """A ledger named as an argument (``pytest --toll toll.yaml``, ``ci/toll.yaml::skills``),
+    resolved from the invocation directory, where the user typed it.
+
+    pytest widens its rootdir to the common ancestor of the paths in its arguments (an
+    existing report file named by ``--toll-json /elsewhere/r.json`` among them), so the
+    rootdir's ``toll.yaml`` need not be the one typed. Only a file named like the default
+    ledger counts: another YAML argument may be a test file of another plugin.
+    """
+    for arg in sources.args:
+        path = Path(arg.split("::")[0]).expanduser()
+        if path.name == DEFAULT_NAME:
+            return path if path.is_absolute() else sources.invocation_dir / path
+    return None
 
 
 def resolve_settings(

@@ -109,6 +109,9 @@ class Starter:
     entries: dict[KindName, list[tuple[Found, Result]]] = field(default_factory=dict)
     #: Error-severity findings at init, each written as an acknowledged rule override.
     failing_findings: list[str] = field(default_factory=list)
+    #: Warn-severity findings: not acknowledged (they fail nothing), but the gate shows them
+    #: beside the acknowledged ones on every run, so init's summary names them too.
+    warnings: list[str] = field(default_factory=list)
     headroom: float = HEADROOM
     #: The date the acknowledgements say they were found on (ISO).
     today: str = field(default_factory=lambda: date.today().isoformat())
@@ -180,11 +183,14 @@ def _acknowledge(
     return overrides
 
 
-def _failing(label: str, findings: Sequence[Mapping[str, Any]]) -> list[str]:
+def _failing(
+    label: str, findings: Sequence[Mapping[str, Any]], severity: str = "error"
+) -> list[str]:
+    """The findings of one severity as init's summary lists them, one line each."""
     return [
         f"{label}: {finding.get('rule')} {finding.get('subject') or ''}: {finding.get('message')}"
         for finding in findings
-        if finding.get("severity") == "error"
+        if finding.get("severity") == severity
     ]
 
 
@@ -214,6 +220,7 @@ def measure(discovery: Discovery, headroom: float = HEADROOM, today: str | None 
             written = finder.entry(entry, measured, budget_for(measured.total, headroom))
             label = _label(kind, found)
             starter.failing_findings += _failing(label, measured.findings)
+            starter.warnings += _failing(label, measured.findings, "warn")
             overrides = _acknowledge(label, measured.findings, starter.today)
             if finder.ledger_rules:
                 starter.ledger_rules.update(overrides)

@@ -21,7 +21,7 @@ from pytest_toll.calls.capture import CaptureReport
 from pytest_toll.core.kinds import RUN_PIN, TESTS_KIND
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.gate.ratchet import Policy, judge, lowest_budget
-from pytest_toll.report.data import EntryResult
+from pytest_toll.report.data import OVER_BUDGET, REGRESSED, EntryResult
 
 NOTHING_CAPTURED = (
     "asked to capture LLM requests but captured none (Anthropic Messages, OpenAI Chat "
@@ -108,7 +108,33 @@ def judge_test(
     )
     if captured is not None:
         result.capture = captured.as_dict()
+        # When the largest request is what broke its pin or budget (not the run's sum alone).
+        graded, pin, ceiling = result.measured, result.pin, result.budget
+        over_pin = (
+            result.outcome == REGRESSED
+            and None not in (graded, pin)
+            and int(graded or 0) > int(pin or 0) + policy.tolerance
+        )
+        over_budget = (
+            result.outcome == OVER_BUDGET
+            and None not in (graded, ceiling)
+            and int(graded or 0) > int(ceiling or 0)
+        )
+        if over_pin or over_budget:
+            result.message += _largest_request_parts(result.capture)
     return Verdict(result, tuple(warnings))
+
+
+def _largest_request_parts(capture: Mapping[str, Any]) -> str:
+    """``; largest request #3: messages 92, system 28, skills 0, tools 72``: which request
+    the pin grades and its parts, so a failure names what the grown request holds (the pin
+    is the request's total; its parts are not pinned one by one)."""
+    number = capture.get("largest_number")
+    for request in capture.get("requests") or ():
+        if request.get("number") == number and request.get("parts"):
+            parts = ", ".join(f"{name} {tokens:,}" for name, tokens in request["parts"].items())
+            return f"; largest request #{number}: {parts}"
+    return ""
 
 
 def _capture_error(captured: CaptureReport | None, *, strict: bool) -> str:

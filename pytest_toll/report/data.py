@@ -194,6 +194,8 @@ class ReportDict(TypedDict, total=False):
     partial: bool
     ledger_written: bool
     ledger_removed: list[str]
+    #: Part pins the update wrote: ``{"entry", "part", "from", "to"}`` (``from`` None: new).
+    ledger_pins: list[dict[str, Any]]
     fixed_cost: FixedCostDict
     counts: dict[str, int]
     #: Ledger entries no result covers (deselected, skipped, errored before measuring,
@@ -350,6 +352,8 @@ class SessionReport:
     ledger_written: bool = False
     #: Key paths the update removed (``tests.<id>``, ``servers.files.tools.old``).
     ledger_removed: list[str] = field(default_factory=list)
+    #: Part pins the update wrote (a tool's, a skill level's): entry label, part, from, to.
+    ledger_pins: list[dict[str, Any]] = field(default_factory=list)
     entries: list[EntryResult] = field(default_factory=list)
     tokenizer: str = "o200k_base"
     #: Labels (``servers::files``) of ledger entries no result covers; pins kept.
@@ -489,6 +493,7 @@ class SessionReport:
             "partial": self.partial,
             "ledger_written": self.ledger_written,
             "ledger_removed": list(self.ledger_removed),
+            "ledger_pins": [dict(pin) for pin in self.ledger_pins],
             "fixed_cost": self.fixed_cost_dict(),
             "counts": self.counts,
             "unmeasured": list(self.unmeasured),

@@ -214,9 +214,13 @@ def stacked_bar(
     """One labelled horizontal bar of coloured segments (name, value, colour)."""
     label_width, bar_width = 180, width - 190
     total = sum(value for _, value, _ in segments)
+    # The name is cut to its column (with the page font's widths, upper bounds), so a long
+    # one never runs under the bar and its value; the tooltip names it in full.
+    shown = fit_text(label, label_width - 8, 13) or label[:1] + "…"
+    tooltip = f"<title>{esc(label)}</title>" if shown != label else ""
     parts = [
         f'<svg class="chart bar" viewBox="0 0 {width} 34" role="img" aria-label="{esc(label)}">',
-        f'<text x="0" y="21" font-size="13">{esc(label)}</text>',
+        f'<text x="0" y="21" font-size="13">{tooltip}{esc(shown)}</text>',
     ]
     x = float(label_width)
     for name, value, colour in segments:

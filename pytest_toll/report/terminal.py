@@ -9,7 +9,8 @@ workflow command.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pytest_toll.core.inert import inert_lines, shown
 from pytest_toll.core.kinds import KINDS, fixed_cost_label
@@ -213,12 +214,13 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
                     lines.append(
                         (f"  {shown(entry.label)}: {shown(other['key'])} {change} {now:g}", "")
                     )
-            if entry.ratchet is None:
-                continue
-            before, after = entry.ratchet["from"], entry.ratchet["to"]
-            if before is None:
-                lines.append((f"  {shown(entry.label)}: new pin {after:,}", ""))
-            else:
+            parts = [pin for pin in report.ledger_pins if pin["entry"] == entry.label]
+            if entry.ratchet is not None:
+                before, after = entry.ratchet["from"], entry.ratchet["to"]
+                if before is None:
+                    lines.append((f"  {shown(entry.label)}: new pin {after:,}", ""))
+                    # A new entry's part pins are its first pins, all of them: the line says so.
+                    continue
                 raised = after is not None and after > before
                 lines.append(
                     (
@@ -226,7 +228,18 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
                         "yellow" if raised else "",
                     )
                 )
+            lines.extend(_part_pin_line(entry.label, pin) for pin in parts)
     return lines
+
+
+def _part_pin_line(label: str, pin: Mapping[str, Any]) -> tuple[str, str]:
+    """One part pin an update wrote: every pin written is named, even one beside an
+    unchanged total (a skill's first ``executed``, a tool's lowered pin)."""
+    before, after = pin["from"], pin["to"]
+    head = f"  {shown(label)}: {shown(str(pin['part']))}"
+    if before is None:
+        return f"{head} new pin {after:,}", ""
+    return f"{head} {before:,} → {after:,}", "yellow" if after > before else ""
 
 
 def failure_text(entry: EntryResult, biggest: int = 5) -> str:

@@ -94,6 +94,41 @@ def plugin_root(skill_root: str) -> str | None:
     return None
 
 
+#: How far up from a skill folder its repository's root (``.git``) is looked for.
+_REPOSITORY_ROOT_LEVELS = 8
+
+
+def repository_root(skill_root: str) -> str | None:
+    """The root of the git repository a skill folder lives in (the folder holding ``.git``).
+
+    A project skill (``.claude/skills/x``) is run by an agent whose working directory is the
+    repository's root, and its authors name the repository's files from there
+    (``./scripts/test``, ``scripts/download_cli.py``): those are files, not broken links.
+    """
+    here = os.path.dirname(skill_root)
+    for _ in range(_REPOSITORY_ROOT_LEVELS):
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return None
+
+
+#: A path the reader is told to make ("create a ./.env", "write it to `out.json`"): the verb
+#: and only filler words between it and the path, on the same line, in the same clause. Kept
+#: narrow on purpose: a verb anywhere earlier in the sentence ("create the report from
+#: data.csv") must not excuse a missing input, so nothing but articles, "file", "called",
+#: "named" and a preposition may stand between the verb and the path.
+_TOLD_TO_CREATE = re.compile(
+    r"\b(?:create|creates|creating|generate|generates|write|writes|save|saves|touch)"
+    r"(?:\s+(?:a|an|the|your|new|empty|file|it|them|called|named|at|in|to|as|into))*"
+    r"\s+[`'\"]?$",
+    re.IGNORECASE,
+)
+
+
 def _sibling_skill(skill_root: str, target: str, base: str) -> str | None:
     """The folder of another skill that a ``../`` target leads into, if any (never read)."""
     lexical = os.path.normpath(os.path.join(skill_root, base, target))
@@ -137,6 +172,8 @@ class _Gatherer:
         self._plugin_root: str | bool | None = False  # False: not looked up yet
         self._noted: set[str] = set()
         self._queue: list[tuple[str, str]] = []
+        self._repository: str | bool | None = False  # False: not looked up yet
+        self._text = ""  # the text being scanned, for a mention's words before it
         self._listings: dict[str, frozenset[str]] = {}
 
     # -- helpers -------------------------------------------------------------------------
@@ -158,6 +195,15 @@ class _Gatherer:
         if self._plugin_root is False:
             self._plugin_root = plugin_root(self.root)
         return self._plugin_root if isinstance(self._plugin_root, str) else None
+
+    def in_repository(self, target: str) -> bool:
+        """Whether ``target`` names a file from the root of the skill's git repository."""
+        if self._repository is False:
+            self._repository = repository_root(self.root)
+        if not isinstance(self._repository, str) or os.path.isabs(target):
+            return False
+        full = os.path.normpath(os.path.join(self._repository, target))
+        return is_inside(full, self._repository) and os.path.lexists(full)
 
     def index(self) -> list[str]:
         """The skill folder's files, relative and posix (symlinked folders not entered)."""
@@ -278,6 +324,13 @@ class _Gatherer:
                 self.note(
                     f"{target!r} is a file of the plugin, outside the skill folder; not counted"
                 )
+            elif strict and self.in_repository(target):
+                self.note(
+                    f"{target!r} is a file of the repository (named from its root), outside "
+                    "the skill folder; not counted"
+                )
+            elif strict and _TOLD_TO_CREATE.search(_line_before(self._text, mention.start)):
+                self.note(f"{target!r} is a file the reader is told to create; not checked")
             elif strict:
                 self.report(broken)
             return
@@ -356,6 +409,7 @@ class _Gatherer:
         return mentions
 
     def scan(self, text: str, base: str, top: bool) -> None:
+        self._text = text
         for mention in [*find_mentions(text), *self.names(text, base)]:
             self.mention(mention, text, base, top)
 

@@ -162,7 +162,7 @@ def _frontmatter(skill: Skill, subject: str, settings: RuleOverrides) -> Iterato
                 if not isinstance(key, str) or not isinstance(value, str):
                     yield error(
                         f"metadata must map strings to strings: {key!r} is {describe_type(value, 'yaml')}",
-                        'quote the value, e.g. version: "1.0"',
+                        _metadata_hint(key, value),
                     )
 
     for key in _STRING_FIELDS:
@@ -194,6 +194,17 @@ def _description(skill: Skill, subject: str, settings: RuleOverrides) -> Iterato
             "description never says when to use the skill",
             'add a "Use when …" sentence: a host picks skills by their descriptions',
         )
+
+
+def _metadata_hint(key: object, value: object) -> str:
+    """Quoting fixes a scalar YAML typed (``1.0``, ``yes``, a date); a nested mapping or list
+    stays one whatever is quoted inside it, so its hint says what does fix it."""
+    if isinstance(value, dict | list):
+        return (
+            f"metadata holds one level of strings: write {key!r} as one string, or move it "
+            "out of metadata"
+        )
+    return 'quote the value, e.g. version: "1.0"'
 
 
 # --- S103 -------------------------------------------------------------------------------

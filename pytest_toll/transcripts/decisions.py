@@ -75,8 +75,12 @@ class DecisionsReport:
 
     @property
     def waste_improved(self) -> bool:
-        """Below the pin: ``--toll-update`` may lower it (it never raises it)."""
-        return self.waste_ratio_pin is not None and self.waste_ratio < self.waste_ratio_pin
+        """Below the pin as a pin holds it: ``--toll-update`` would lower it (it never raises
+        it). The raw ratio is below a pin rounded up from it; that is not an improvement."""
+        return (
+            self.waste_ratio_pin is not None
+            and pinned_ratio(self.waste_ratio) < self.waste_ratio_pin
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -253,5 +257,11 @@ def initial_settings(ok_tokens_by_shape: Sequence[int], waste_ratio: float) -> t
     """
     ranked = sorted(ok_tokens_by_shape, reverse=True)
     threshold = ranked[SHAPES_TO_DECIDE] if len(ranked) > SHAPES_TO_DECIDE else 0
-    pin = math.ceil(waste_ratio * 10_000) / 10_000
-    return threshold, pin
+    return threshold, pinned_ratio(waste_ratio)
+
+
+def pinned_ratio(waste_ratio: float) -> float:
+    """A waste ratio as a pin holds it: rounded up to 4 decimals, so the history it was
+    measured on passes, and an unchanged history equals its pin rather than "improving" by
+    a rounding error (the gate, ``toll check --init`` and ``toll check`` all read it so)."""
+    return math.ceil(waste_ratio * 10_000) / 10_000

@@ -149,7 +149,10 @@ def test_run_budget_grades_the_sum_of_the_requests(
     over = entries["test_run_over_its_budget"]
     # Its largest request is within budget; the sum of the three is not.
     assert over["outcome"] == "over_budget" and over["measured"] < over["budget"]
-    expected = f"run_pin {total:,} tok is over its budget of {between:,} by {total - between:,}"
+    # A measurement, named as one (#36 item 6e), beside the ledger key of its budget.
+    expected = (
+        f"run measured {total:,} tok, over its run_budget of {between:,} by {total - between:,}"
+    )
     assert over["message"] == expected
     assert entries["test_fixture_run_budget"]["outcome"] == "over_budget"
     result.stdout.fnmatch_lines([f"*{expected}*"])
@@ -182,7 +185,7 @@ def test_update_pins_the_sum_and_a_rise_of_the_sum_alone_fails(
     assert regressed["outcome"] == "regressed" and regressed["measured"] == largest
     # Under --toll-update the message also says how to accept the rise.
     assert regressed["message"] == (
-        f"regressed: run_pin +{largest:,} over its pin {total:,} — not raised: --toll-update "
+        f"regressed: run +{largest:,} over its run_pin {total:,} — not raised: --toll-update "
         "only lowers pins; to accept the increase, run again with --toll-update "
         "--toll-allow-increase"
     )
@@ -205,7 +208,7 @@ def test_the_ledgers_run_budget_applies(pytester: pytest.Pytester) -> None:
     )
     _run(project).assert_outcomes(failed=1)
     entry = _entries(project)["test_same_request"]
-    assert entry["outcome"] == "over_budget" and "over its budget of 10 by" in entry["message"]
+    assert entry["outcome"] == "over_budget" and "over its run_budget of 10 by" in entry["message"]
 
 
 MISUSED = """\
@@ -267,5 +270,6 @@ def test_judgement_of_the_run() -> None:
     # Both over: both said.
     both = _judge({"budget": 50, "run_budget": 200}, 300)
     assert both.message == (
-        "100 tok is over the budget of 50 by 50; run_pin 300 tok is over its budget of 200 by 100"
+        "100 tok is over the budget of 50 by 50; run measured 300 tok, over its run_budget of 200 "
+        "by 100"
     )

@@ -211,3 +211,27 @@ def test_print_works_in_a_read_only_folder(repo: Path, capsys: pytest.CaptureFix
     finally:
         repo.chmod(0o755)
     assert "version: 1" in capsys.readouterr().out
+
+
+def test_init_names_every_finding_the_gate_will_show(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#36 item 6c: an error turned down to warn and a warning as it is: the gate shows both,
+    so init's summary counts both."""
+    folder = pytester.path / "skills" / "notes"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: notes\ndescription: Writes the weekly team notes from the meeting log.\n---\n"
+        "Follow [the template](references/template.md).\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(pytester.path)
+    assert main(["init"]) == 0
+    said = capsys.readouterr().out
+    gate = pytester.runpytest("--toll", "toll.yaml", *QUIET)
+    assert gate.ret == 0, gate.stdout.str()
+    shown = [line for line in gate.stdout.lines if line.startswith("skills::notes: S")]
+    assert len(shown) == 2, shown
+    assert "1 finding(s) already there, written as rule overrides" in said
+    assert "1 warning(s) already there, shown on every run as they are:" in said
+    assert "skills.notes: S102 notes: description never says when to use the skill" in said

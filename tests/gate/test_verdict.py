@@ -210,3 +210,20 @@ def test_a_capture_grades_its_sum_by_the_lowest_run_budget_and_travels_on_the_re
     assert found.warnings == ()
     within = verdict(measurement=measurement, captured=captured, run_budgets=(captured.total,))
     assert within.result is not None and not within.result.failed
+
+
+def test_a_capture_regression_names_the_parts_of_the_request_it_grades() -> None:
+    """#36 item 6g: the pin grades the largest request; the failure says which request that
+    is and what it holds, part by part, beside the part split of every other row."""
+    captured = sent_good("short", "a longer message this time, with more words in it")
+    largest = captured.largest
+    assert largest is not None and largest.report is not None
+    measurement = EntryMeasurement(largest.report.graded_tokens, "o200k", {})
+    found = verdict(measurement=measurement, captured=captured, entry={"pin": 5})
+    assert found.result is not None and found.result.outcome == "regressed"
+    capture = found.result.capture
+    assert capture is not None
+    parts = ", ".join(
+        f"{name} {tokens:,}" for name, tokens in capture["requests"][1]["parts"].items()
+    )
+    assert found.result.message.endswith(f"; largest request #2: {parts}")

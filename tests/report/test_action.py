@@ -314,3 +314,37 @@ def test_project_ci_runs_the_action_on_the_demo() -> None:
     assert toll[0]["with"]["working-directory"] == "examples/demo"
     assert (ROOT / toll[0]["with"]["working-directory"] / "toll.yaml").exists()
     assert set(toll[0]["with"]) <= set(load(ACTION)["inputs"])
+
+
+def test_ledger_only_runs_toll_gate_with_the_same_options(
+    tmp_path: Path, recording_python: tuple[Path, Path]
+) -> None:
+    """#36 item 5: `ledger-only: "true"` runs `toll gate LEDGER` with the options pytest would
+    get, extra arguments through --pytest-args; the template's jobs use it."""
+    fake, log = recording_python
+    run_action(
+        {
+            "python": str(fake),
+            "install": "none",
+            "ledger-only": "true",
+            "update": "true",
+            "args": "-n 2",
+            "badge": "out/badge.svg",
+        },
+        tmp_path,
+        {},
+    )
+    reports = tmp_path / ".runner-temp" / "pytest-toll"
+    assert invocations(log)[0] == [
+        "-m", "pytest_toll", "gate", "toll.yaml", "--toll-update", "--toll-badge=out/badge.svg",
+        f"--toll-json={reports}/toll.json", f"--toll-markdown={reports}/toll.md",
+        "--pytest-args=-n 2",
+    ]  # fmt: skip
+    workflow = load(TEMPLATE)
+    steps = [
+        step
+        for job in workflow["jobs"].values()
+        for step in job["steps"]
+        if ".github/actions/toll@" in step.get("uses", "")
+    ]
+    assert [step["with"]["ledger-only"] for step in steps] == ["true", "true"]

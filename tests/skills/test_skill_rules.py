@@ -282,3 +282,23 @@ def test_s102_accepts_the_ways_authors_say_when(tmp_path: Path, sentence: str) -
     description = f"Check the release notes against the merged changes. {sentence}"
     write_skill(tmp_path / "notes", description=description)
     assert [f for f in measure_skills(tmp_path / "notes").findings if f.rule == "S102"] == []
+
+
+def test_the_metadata_hint_fits_what_quoting_can_fix(tmp_path: Path) -> None:
+    """#36 item 7: "quote the value" for a scalar; a nested mapping or list cannot be fixed
+    by quoting, so its hint says to flatten it."""
+    extra = "metadata:\n  version: 1.0\n  owners:\n    team: infra\n  tags: [a, b]\n"
+    folder = write_skill(tmp_path / "alpha", extra=extra)
+    hints = {
+        finding.message.split(": ", 1)[1]: finding.hint
+        for finding in measure_skills(folder).findings
+        if finding.rule == "S101"
+    }
+    assert hints["'version' is a number"] == 'quote the value, e.g. version: "1.0"'
+    for key, shape in (("owners", "a mapping"), ("tags", "a list")):
+        hint = hints[f"{key!r} is {shape}"]
+        assert "quote" not in hint
+        assert hint == (
+            f"metadata holds one level of strings: write {key!r} as one string, or move it "
+            "out of metadata"
+        )

@@ -183,3 +183,16 @@ transcripts:
         f"version: 1\ntranscripts:\n  roots: [{FIXTURES}]\n  decide_above_tokens: 100\n"
     )
     pytester.runpytest("--toll", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_check_on_the_demo_says_improved_only_when_an_update_would_lower_the_pin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#36 item 6b: the demo's pin is today's ratio rounded up, as the gate pins it; the gate
+    says ok and an update writes nothing, so `toll check` must not say "improved"."""
+    demo = Path(__file__).resolve().parents[2] / "examples" / "demo"
+    monkeypatch.chdir(demo)
+    assert cli.main(["check"]) == 0
+    out = capsys.readouterr().out
+    assert "waste ratio 0.0922 (pin 0.0922)" in out
+    assert "improved" not in out
