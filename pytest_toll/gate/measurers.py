@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pytest_toll.calls.entry import measure_entry
@@ -21,8 +22,10 @@ from pytest_toll.core.findings import Finding
 from pytest_toll.core.kinds import EXECUTED
 from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.source import weigh_source
+from pytest_toll.gate.locate import place_tool_findings, placed
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
 from pytest_toll.skills.measuring import measure_skills
+from pytest_toll.skills.rules import subjects_of
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
 from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, measure_memory
 from pytest_toll.surface.plugins import measure_plugin
@@ -93,7 +96,13 @@ def measure_servers_entry(
         total=int(report.claude),
         method=str(report.method),
         parts={row.name: int(row.tokens) for row in report.tools},
-        findings=_findings(report.findings),
+        # A tool's finding points at its description in the repository, when found there.
+        findings=place_tool_findings(
+            _findings(report.findings),
+            {tool.name: tool.description for tool in report.records if tool.description},
+            cwd if tools_file is None else context.resolve(str(tools_file)).parent,
+            context.root,
+        ),
         detail={
             "tools": {
                 row.name: {
@@ -126,8 +135,19 @@ def measure_skills_entry(
         total=sum(value for level, value in levels.items() if level != EXECUTED),
         method=str(getattr(report, "method", O200K)),
         parts=levels,
-        findings=_findings(getattr(report, "findings", ())),
+        findings=placed(
+            _findings(getattr(report, "findings", ())),
+            _skill_files(report),
+            context.root,
+            "skill",
+        ),
     )
+
+
+def _skill_files(report: Any) -> dict[str | None, Path]:
+    """Each skill's folder by the subject its findings name."""
+    skills = list(getattr(report, "skills", ()) or ())
+    return {subject: Path(skill.path) for skill, subject in zip(skills, subjects_of(skills))}
 
 
 #: The part of a skill that is not loaded: the source of the scripts it runs. Only skills
@@ -218,7 +238,7 @@ def measure_memory_entry(
         total=report.total,
         method=report.method,
         parts={file.path: file.tokens for file in report.always_on},
-        findings=_findings(report.findings),
+        findings=placed(_findings(report.findings), None, context.root, "memory"),
         detail={"files": [file.as_dict() for file in report.files]},
     )
 
@@ -238,7 +258,12 @@ def _delegates_entry(
         total=sum(levels.values()),
         method=report.method,
         parts=levels,
-        findings=_findings(report.findings),
+        findings=placed(
+            _findings(report.findings),
+            {delegate.name: context.root / delegate.path for delegate in report.delegates},
+            context.root,
+            "delegate",
+        ),
     )
 
 
