@@ -177,12 +177,10 @@ def _skill_place(folder: Path, message: str) -> Place | None:
     lines = _lines(skill_md)
     if lines is None:
         return None
-    if message.startswith("reference "):
-        quoted = _QUOTED.search(message)
-        if quoted is not None:
-            line = _first_line_with(lines, quoted.group(1) or quoted.group(2))
-            if line is not None:
-                return Place(skill_md, line)
+    for target in _named_references(message):
+        line = _first_line_with(lines, target)
+        if line is not None:
+            return Place(skill_md, line)
     if message.startswith("body "):
         return Place(skill_md, _body_line(lines))
     key = _KEY.match(message)
@@ -195,6 +193,21 @@ def _skill_place(folder: Path, message: str) -> Place | None:
         if line is not None:
             return Place(skill_md, line)
     return Place(skill_md, 1)
+
+
+def _named_references(message: str) -> list[str]:
+    """What a reference finding names: the quoted target (``reference 'x.md' does not
+    exist``, ``'x.{tex,md}' is a placeholder``), or the path before its colon
+    (``${CLAUDE_PLUGIN_ROOT}/scripts/x.sh: no such file``)."""
+    named: list[str] = []
+    if message.startswith(("reference ", "'", '"')):
+        quoted = _QUOTED.search(message)
+        if quoted is not None:
+            named.append(quoted.group(1) or quoted.group(2))
+    head, colon, _ = message.partition(": ")
+    if colon and " " not in head and "/" in head:
+        named.append(head)
+    return named
 
 
 def _memory_place(subject: Any, root: Path) -> Place | None:

@@ -22,6 +22,7 @@ from pytest_toll.report import sarif
 from pytest_toll.report.github_run import entry_annotations
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real_repos"
 
 
 def _line_of(path: Path, needle: str) -> int:
@@ -47,6 +48,19 @@ def test_a_skill_finding_points_at_its_skill_md_line(tmp_path: Path) -> None:
     assert found["S101"]["line"] == _line_of(skill_md, "name:")
     assert found["S106"]["file"] == "skills/notes/SKILL.md"
     assert found["S106"]["line"] == _line_of(skill_md, "references/gone.md")
+
+
+def test_a_real_skills_references_point_at_the_lines_naming_them() -> None:
+    """A real repository's skill (github/awesome-copilot, stored under tests/fixtures)."""
+    root = REAL / "github__awesome-copilot"
+    skill_md = root / "skills" / "acquire-codebase-knowledge" / "SKILL.md"
+    entry = {"path": "skills/acquire-codebase-knowledge"}
+    measured = measure_skills_entry("knowledge", entry, EntryContext(root))
+    deep = [f for f in measured.findings if "assets/templates/STACK.md" in f["message"]]
+    assert deep and deep[0]["file"] == "skills/acquire-codebase-knowledge/SKILL.md"
+    assert deep[0]["line"] == _line_of(skill_md, "assets/templates/STACK.md")
+    metadata = next(f for f in measured.findings if f["message"].startswith("metadata "))
+    assert metadata["line"] == _line_of(skill_md, "metadata:")
 
 
 def test_a_broken_import_points_at_its_line_in_claude_md(tmp_path: Path) -> None:
