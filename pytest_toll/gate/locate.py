@@ -177,8 +177,8 @@ def _skill_place(folder: Path, message: str) -> Place | None:
     lines = _lines(skill_md)
     if lines is None:
         return None
-    for target in _named_references(message):
-        line = _first_line_with(lines, target)
+    for named in _named_references(message):
+        line = _first_line_with(lines, named)
         if line is not None:
             return Place(skill_md, line)
     if message.startswith("body "):
