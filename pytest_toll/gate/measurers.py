@@ -9,14 +9,12 @@ kind.
 from __future__ import annotations
 
 import math
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pytest_toll.calls.entry import measure_entry
 from pytest_toll.calls.measuring import PARTS
-from pytest_toll.core.envrefs import expand
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding
 from pytest_toll.core.kinds import EXECUTED
@@ -24,6 +22,7 @@ from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.gate.locate import place_tool_findings, placed
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
+from pytest_toll.gate.results import measure_results_of, resolve_server
 from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.skills.rules import subjects_of
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
@@ -58,28 +57,14 @@ def measure_servers_entry(
     where = f"servers.{name}"
     settings = context.settings(entry, where)
     tools_file = entry.get("tools_file")
-    command = entry.get("command")
-    if isinstance(command, str):
-        # Split like a shell would, but never run one.
-        command = shlex.split(command)
-    # ${VAR} / ${VAR:-default} as the agent host expands them (headers: at sending time).
-    if isinstance(command, list):
-        command = [
-            expand(part, f"{where}.command") if isinstance(part, str) else part for part in command
-        ]
-    env = entry.get("env")
-    if isinstance(env, Mapping):
-        env = {
-            key: expand(value, f"{where}.env.{key}") if isinstance(value, str) else value
-            for key, value in env.items()
-        }
-    url = entry.get("url")
-    if isinstance(url, str):
-        url = expand(url, f"{where}.url")
-    cwd = context.resolve(entry["cwd"]) if entry.get("cwd") else context.root
-    optional: dict[str, Any] = {}
-    if entry.get("timeout") is not None:
-        optional["timeout"] = float(entry["timeout"])
+    source = resolve_server(name, entry, context)
+    command, url, env, cwd, optional = (
+        source.command,
+        source.url,
+        source.env,
+        source.cwd,
+        source.optional,
+    )
     report = weigh_source(
         command=command,
         url=url,
@@ -92,6 +77,7 @@ def measure_servers_entry(
         settings=settings,
         **optional,
     )
+    results = measure_results_of(name, entry, context, settings, source)
     return EntryMeasurement(
         total=int(report.claude),
         method=str(report.method),
@@ -102,7 +88,13 @@ def measure_servers_entry(
             {tool.name: tool.description for tool in report.records if tool.description},
             cwd if tools_file is None else context.resolve(str(tools_file)).parent,
             context.root,
-        ),
+        )
+        + tuple(finding.as_dict() for cost in results for finding in cost.findings),
+        # Each result's largest sample is pinned beside the definitions and gated like them.
+        other_pins={f"results.{cost.name}.pin": cost.max for cost in results},
+        other_budgets={
+            f"results.{cost.name}.pin": f"results.{cost.name}.budget" for cost in results
+        },
         detail={
             "tools": {
                 row.name: {
@@ -111,7 +103,8 @@ def measure_servers_entry(
                     "output_schema": int(row.output_schema_tokens),
                 }
                 for row in report.tools
-            }
+            },
+            **({"results": {cost.name: cost.as_dict() for cost in results}} if results else {}),
         },
     )
 
