@@ -140,3 +140,46 @@ def test_the_gate_pins_a_result_and_fails_when_it_grows(
     assert grown.ret == 1
     grown.stdout.fnmatch_lines(["*results.log.pin*"])
     assert not (pytester.path / "wiped.txt").exists()
+
+
+@pytest.mark.slow
+def test_toll_results_prints_what_a_sample_costs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_toll.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "toll.yaml").write_text(
+        f"version: 1\nwindow: 200000\nservers:\n  notes:\n    command: {json.dumps(COMMAND)}\n",
+        encoding="utf-8",
+    )
+    body = "The release moves to Thursday because the migration needs a second review."
+    arguments = json.dumps({"title": "release", "body": body})
+    assert main(["results", "--server", "notes", "--tool", "save_note", "--args", arguments]) == 0
+    out = capsys.readouterr().out
+    expected = O200kCounter().count(f"Saved the note 'release':\n{body}")
+    assert out.startswith(f"notes.save_note (save_note): {expected} tok (o200k)\n")
+    assert "R103 warn notes.save_note: its result repeats the argument body back" in out
+    logs = ["--args", '{"lines": 2}', "--args", '{"lines": 50}', "--json"]
+    assert main(["results", "--server", "notes", "--tool", "read_log", *logs]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["max"] == max(data["samples"]) and len(data["samples"]) == 2
+    assert main(["results", "--server", "nope", "--tool", "read_log"]) == 2
+    assert "no such servers: entry (the ledger has: notes)" in capsys.readouterr().err
+    assert not (tmp_path / "wiped.txt").exists()
+
+
+@pytest.mark.slow
+def test_init_proposes_no_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_toll.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    servers = {"mcpServers": {"notes": {"command": COMMAND[0], "args": COMMAND[1:]}}}
+    (tmp_path / ".mcp.json").write_text(json.dumps(servers), encoding="utf-8")
+    assert main(["init"]) == 0
+    capsys.readouterr()
+    written = (tmp_path / "toll.yaml").read_text(encoding="utf-8")
+    assert "\n  notes:\n" in written and "results:" not in written
+    assert not (tmp_path / "wiped.txt").exists()
