@@ -228,12 +228,14 @@ def measure_result(
 
 
 def summary(cost: ResultCost) -> str:
-    """One line for a terminal: ``search: 812 tok max, 790 p90 over 3 samples``."""
+    """One line for a terminal: ``search (search_notes): 812 tok max, 790 p90 over 3
+    samples (812, 790, 12)``."""
     if len(cost.tokens) == 1:
         return f"{cost.name} ({cost.tool}): {cost.max:,} tok"
+    each = ", ".join(f"{tokens:,}" for tokens in cost.tokens)
     return (
         f"{cost.name} ({cost.tool}): {cost.max:,} tok max, {cost.p90:,} p90 "
-        f"over {len(cost.tokens)} samples"
+        f"over {len(cost.tokens)} samples ({each})"
     )
 
 
