@@ -33,12 +33,15 @@ from pytest_toll.core.textio import read_file_bytes
 
 SKILL_FILE = "SKILL.md"
 
-#: Source files searched for a tool's description: the languages MCP servers are written in,
-#: and the data files some keep their descriptions in.
-SOURCE_SUFFIXES = frozenset(
+#: Source files searched for a tool's description: the languages MCP servers are written in
+#: first; the data files some keep their descriptions in only when no source file has it.
+#: Documentation (a README quoting the tools) is never the place a description is defined.
+CODE_SUFFIXES = frozenset(
     {".py", ".ts", ".js", ".mjs", ".cjs", ".tsx", ".go", ".rs", ".java", ".kt", ".cs", ".rb",
-     ".php", ".swift", ".json", ".yaml", ".yml", ".toml", ".md"}
+     ".php", ".swift"}
 )  # fmt: skip
+DATA_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".toml"})
+SOURCE_SUFFIXES = CODE_SUFFIXES | DATA_SUFFIXES
 #: Folders never searched (dependencies, caches, build output, version control).
 SKIPPED = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
@@ -240,8 +243,8 @@ def _source_files(top: Path) -> Iterator[Path]:
 
 def description_places(descriptions: Mapping[str, str], top: Path) -> dict[str, Place]:
     """Each tool whose description's first line (its first :data:`VERBATIM_PREFIX`
-    characters) is found verbatim in exactly one source file under ``top``: the line it
-    starts on there."""
+    characters) is found verbatim in exactly one source file under ``top`` (one code file,
+    or else one data file): the line it starts on there."""
     wanted: dict[str, str] = {}
     for tool, description in descriptions.items():
         first = next((line.strip() for line in description.splitlines() if line.strip()), "")
@@ -257,9 +260,26 @@ def description_places(descriptions: Mapping[str, str], top: Path) -> dict[str, 
         text = "\n".join(lines)
         for tool, first in wanted.items():
             if first in text:
-                line = _first_line_with(lines, first)
-                hits[tool].append(Place(path, line or 1))
-    return {tool: found[0] for tool, found in hits.items() if len(found) == 1}
+                hits[tool].append(Place(path, _description_line(lines, first)))
+    places: dict[str, Place] = {}
+    for tool, found in hits.items():
+        in_code = [place for place in found if place.path.suffix in CODE_SUFFIXES]
+        chosen = in_code if in_code else found
+        if len(chosen) == 1:
+            places[tool] = chosen[0]
+    return places
+
+
+def _description_line(lines: list[str], first: str) -> int:
+    """The line a description starts on: of the lines holding its text, the first that says
+    ``description`` (``description="…"``, a docstring's twin elsewhere in the file is not the
+    tool's), else the first."""
+    holding = [number for number, line in enumerate(lines, 1) if first in line]
+    if not holding:
+        # Found across lines (a wrapped literal): the file's first line naming it at all.
+        return 1
+    described = [number for number in holding if "description" in lines[number - 1].lower()]
+    return (described or holding)[0]
 
 
 def place_tool_findings(

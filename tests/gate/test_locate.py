@@ -102,8 +102,23 @@ def test_a_description_found_in_two_files_or_too_short_is_not_placed(tmp_path: P
     (tmp_path / "a.py").write_text(f'DESCRIPTION = "{text}"\n', encoding="utf-8")
     places = description_places({"search": text, "tiny": "Reads."}, tmp_path)
     assert set(places) == {"search"} and places["search"].line == 1
+    # A README or a data file quoting it does not make it ambiguous: the code defines it.
+    (tmp_path / "README.md").write_text(f"- search: {text}\n", encoding="utf-8")
+    (tmp_path / "tools.json").write_text(json.dumps([{"description": text}]), encoding="utf-8")
+    assert description_places({"search": text}, tmp_path)["search"].path.name == "a.py"
     (tmp_path / "b.ts").write_text(f'const d = "{text}";\n', encoding="utf-8")
     assert description_places({"search": text}, tmp_path) == {}
+
+
+def test_the_description_line_wins_over_a_docstring_with_the_same_words(tmp_path: Path) -> None:
+    """As in modelcontextprotocol/servers' time server: a method's docstring repeats the
+    tool's description, and the Tool(description=…) further down is the definition."""
+    text = "Convert time between timezones"
+    (tmp_path / "server.py").write_text(
+        f'def convert():\n    """{text}"""\n\nTOOL = Tool(\n    description="{text}",\n)\n',
+        encoding="utf-8",
+    )
+    assert description_places({"convert_time": text}, tmp_path)["convert_time"].line == 5
 
 
 def _report(ledger_line: int) -> dict[str, Any]:
