@@ -91,7 +91,7 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
         "%0Ameasured 503 tok (o200k), pin 488, budget 800, change +15%0A"
         "search_notes: 161 → 176 (+15)"
     )
-    assert "::error file=toll.yaml,line=31," in out  # the budgeted test includes the tools
+    assert "::error file=toll.yaml,line=34," in out  # the budgeted test includes the tools
     assert "FAILED toll.yaml::transcripts" in out
     assert (
         f"\n::error file=toll.yaml,line={transcripts_line},title=toll%3A transcripts TL003::Read: "

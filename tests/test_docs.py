@@ -265,6 +265,7 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
         ("pytest_toll.definitions.rules", "definitions.md"),
         ("pytest_toll.skills.rules", "skills.md"),
         ("pytest_toll.surface.rules", "surfaces.md"),
+        ("pytest_toll.definitions.results", "results.md"),
     ],
 )
 def test_every_rule_and_threshold_is_on_its_page(module: str, page: str) -> None:

@@ -42,10 +42,11 @@ class Group:
 GROUPS = (
     Group(
         "definitions",
-        "Tool definitions: weigh, fix, diff",
-        "What an MCP server's tool definitions cost, what would shrink them, and how two "
-        "reports differ. See [Tool definitions](../definitions.md).",
-        ("weigh", "fix", "diff"),
+        "Tool definitions: weigh, fix, diff, results",
+        "What an MCP server's tool definitions cost, what would shrink them, how two "
+        "reports differ, and what one sample of a tool's result costs. See [Tool "
+        "definitions](../definitions.md) and [Tool results](../results.md).",
+        ("weigh", "fix", "diff", "results"),
     ),
     Group(
         "skills",

@@ -125,6 +125,11 @@ SCENARIOS = (
         steps=(
             Commit(("toll.yaml",), "the demo's ledger, as committed", "2026-11-30T09:00:00+00:00"),
             Show("weigh-demo", "toll weigh -- python3 notes_server.py"),
+            Show(
+                "results-demo",
+                "toll results --server notes --tool search_notes "
+                """--args '{"query": "deploy"}' --args '{"query": "rota"}' --args '{"query": "x"}'""",
+            ),
             Show("skills-demo", "toll skills skills"),
             Show(
                 "measure-demo",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import date, timedelta
 from typing import Any, Final, Literal, cast
 
 from pytest_toll.core.errors import UsageError, require_non_negative_number
@@ -63,23 +64,44 @@ INIT_REASON_PREFIX = "found by toll init on "
 
 @dataclass(frozen=True)
 class Acknowledgement:
-    """A rule override written with its reason (``{severity, reason, subjects}`` in the ledger).
+    """A rule override written with its reason (``{severity, reason, subjects, until}``).
 
     With ``subjects`` it covers findings about those subjects only (tools, skills, shapes);
     the same rule on any other subject keeps its default severity, so a new finding still
-    fails. The reason is repeated on each finding it covers.
+    fails. The reason is repeated on each finding it covers. With ``until`` (a date) it holds
+    through that day only: debt a team has agreed to pay by then, which fails again after.
     """
 
     severity: Severity
     reason: str
     subjects: frozenset[str] | None = None
+    until: date | None = None
 
     def covers(self, subject: str | None) -> bool:
         return self.subjects is None or (subject is not None and subject in self.subjects)
 
+    def expired(self, today: date) -> bool:
+        """Past its ``until`` day: the findings it covered count again."""
+        return self.until is not None and today > self.until
+
+    @property
+    def lapsed_note(self) -> str:
+        """What a finding says once its acknowledgement has expired: since when it counts."""
+        assert self.until is not None
+        since = (self.until + timedelta(days=1)).isoformat()
+        return (
+            f"acknowledged until {self.until.isoformat()}, counts again since {since}: "
+            f"{self.reason}"
+        )
+
     @property
     def note(self) -> str:
         """What a covered finding says about its override."""
+        if self.until is not None:
+            return f"{self._note()}; until {self.until.isoformat()}"
+        return self._note()
+
+    def _note(self) -> str:
         if self.unreviewed:
             found_on = self.reason[len(INIT_REASON_PREFIX) :].partition(":")[0]
             return (
@@ -102,6 +124,9 @@ class RuleOverrides:
     thresholds: Mapping[str, float] = field(default_factory=dict)
     #: Overrides given with a reason, by rule (they take precedence over ``severities``).
     acknowledged: Mapping[str, Acknowledgement] = field(default_factory=dict)
+    #: The day an acknowledgement's ``until`` is compared with; None is the clock's today
+    #: (a fixed day makes a run reproducible, and lets a test stand on either side of it).
+    today: date | None = None
 
     @classmethod
     def parse(
@@ -112,11 +137,13 @@ class RuleOverrides:
         *,
         known_rules: Collection[str] | None = None,
         known_thresholds: Collection[str] | None = None,
+        today: date | None = None,
     ) -> RuleOverrides:
         """Validate user-given overrides, naming ``source`` in any error.
 
         A rule's value is a severity, or a mapping ``{severity, reason, subjects}`` (an
-        acknowledgement, see :class:`Acknowledgement`). With ``known_rules`` /
+        acknowledgement, see :class:`Acknowledgement`; ``today`` is the day its ``until`` is
+        compared with, the clock's when None). With ``known_rules`` /
         ``known_thresholds``, an unknown name is an error: a typo must not silently leave
         a gate at its default.
         """
@@ -132,7 +159,7 @@ class RuleOverrides:
         limits: dict[str, float] = {}
         for name, value in (thresholds or {}).items():
             limits[str(name)] = require_non_negative_number(value, f"{source}.{name}")
-        return cls(checked, limits, acknowledged)
+        return cls(checked, limits, acknowledged, today)
 
     def severity(self, rule: str, default: Severity) -> Severity:
         return self.severities.get(rule, default)
@@ -170,8 +197,13 @@ class RuleOverrides:
         """A finding at its effective severity, or None when the rule is turned off."""
         acknowledgement = self.acknowledged.get(rule)
         if acknowledgement is not None and acknowledgement.covers(subject):
-            level = acknowledgement.severity
-            message = f"{message} ({acknowledgement.note})"
+            if acknowledgement.expired(self.today or date.today()):
+                # The debt is due: the rule's own severity again, and the finding says so.
+                level = self.severity(rule, default)
+                message = f"{message} ({acknowledgement.lapsed_note})"
+            else:
+                level = acknowledgement.severity
+                message = f"{message} ({acknowledgement.note})"
         else:
             level = self.severity(rule, default)
         if level == OFF:
@@ -188,9 +220,11 @@ def _severity(value: Any, where: str) -> Severity:
 
 
 def _acknowledgement(value: Mapping[str, Any], where: str) -> Acknowledgement:
-    unknown = sorted(set(map(str, value)) - {"severity", "reason", "subjects"})
+    unknown = sorted(set(map(str, value)) - {"severity", "reason", "subjects", "until"})
     if unknown:
-        raise UsageError(f"{where}.{unknown[0]}: unknown key (expected severity, reason, subjects)")
+        raise UsageError(
+            f"{where}.{unknown[0]}: unknown key (expected severity, reason, subjects, until)"
+        )
     if "severity" not in value:
         raise UsageError(f"{where}: an override with a reason needs a severity")
     reason = value.get("reason")
@@ -205,7 +239,22 @@ def _acknowledgement(value: Mapping[str, Any], where: str) -> Acknowledgement:
         _severity(value["severity"], f"{where}.severity"),
         reason.strip(),
         None if subjects is None else frozenset(subjects),
+        _until(value.get("until"), f"{where}.until"),
     )
+
+
+def _until(value: Any, where: str) -> date | None:
+    """An acknowledgement's last day: ``YYYY-MM-DD`` (the ledger reader keeps dates as text;
+    a YAML loader that makes them dates is taken as well)."""
+    if value is None or (isinstance(value, date) and not hasattr(value, "hour")):
+        return value
+    if isinstance(value, str):
+        try:
+            if len(value) == 10:
+                return date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise UsageError(f"{where}: must be a day as YYYY-MM-DD, not {value!r}")
 
 
 def _reject_unknown(

@@ -27,6 +27,10 @@ class EntryMeasurement:
     #: Other pinned numbers of the entry, by ledger key (``waste_ratio_pin``): measured
     #: values that ratchet down like pins; going above them is the measuring rules' call.
     other_pins: Mapping[str, float] = field(default_factory=dict)
+    #: Other pins gated like the total, by key, with the ledger key of each one's budget:
+    #: a server's ``results.<name>.pin`` and ``results.<name>.budget``. A key with dots is a
+    #: path inside the entry.
+    other_budgets: Mapping[str, str] = field(default_factory=dict)
     #: What the report shows beside the numbers and never judges or pins: a server's
     #: per-tool split (``{"tools": {name: {"description", "schema", "output_schema"}}}``),
     #: the heaviest transcript shapes (``{"shapes": [...]}``). None when the kind has none.

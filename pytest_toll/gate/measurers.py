@@ -8,21 +8,23 @@ kind.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pytest_toll.calls.entry import measure_entry
 from pytest_toll.calls.measuring import PARTS
-from pytest_toll.core.envrefs import expand
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import Finding
 from pytest_toll.core.hosts import HOSTS as HOST_PROFILES
 from pytest_toll.core.kinds import EXECUTED, PAST_CUT
 from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.source import weigh_source
+from pytest_toll.gate.locate import place_tool_findings, placed
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
+from pytest_toll.gate.results import measure_results_of, resolve_server
 from pytest_toll.skills.measuring import measure_skills
+from pytest_toll.skills.rules import subjects_of
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
 from pytest_toll.surface.bill import host_bill
 from pytest_toll.surface.memory import CODEX_MAX_BYTES, HOSTS, measure_memory
@@ -56,28 +58,14 @@ def measure_servers_entry(
     where = f"servers.{name}"
     settings = context.settings(entry, where)
     tools_file = entry.get("tools_file")
-    command = entry.get("command")
-    if isinstance(command, str):
-        # Split like a shell would, but never run one.
-        command = shlex.split(command)
-    # ${VAR} / ${VAR:-default} as the agent host expands them (headers: at sending time).
-    if isinstance(command, list):
-        command = [
-            expand(part, f"{where}.command") if isinstance(part, str) else part for part in command
-        ]
-    env = entry.get("env")
-    if isinstance(env, Mapping):
-        env = {
-            key: expand(value, f"{where}.env.{key}") if isinstance(value, str) else value
-            for key, value in env.items()
-        }
-    url = entry.get("url")
-    if isinstance(url, str):
-        url = expand(url, f"{where}.url")
-    cwd = context.resolve(entry["cwd"]) if entry.get("cwd") else context.root
-    optional: dict[str, Any] = {}
-    if entry.get("timeout") is not None:
-        optional["timeout"] = float(entry["timeout"])
+    source = resolve_server(name, entry, context)
+    command, url, env, cwd, optional = (
+        source.command,
+        source.url,
+        source.env,
+        source.cwd,
+        source.optional,
+    )
     report = weigh_source(
         command=command,
         url=url,
@@ -90,11 +78,24 @@ def measure_servers_entry(
         settings=settings,
         **optional,
     )
+    results = measure_results_of(name, entry, context, settings, source)
     return EntryMeasurement(
         total=int(report.claude),
         method=str(report.method),
         parts={row.name: int(row.tokens) for row in report.tools},
-        findings=_findings(report.findings),
+        # A tool's finding points at its description in the repository, when found there.
+        findings=place_tool_findings(
+            _findings(report.findings),
+            {tool.name: tool.description for tool in report.records if tool.description},
+            cwd if tools_file is None else context.resolve(str(tools_file)).parent,
+            context.root,
+        )
+        + tuple(finding.as_dict() for cost in results for finding in cost.findings),
+        # Each result's largest sample is pinned beside the definitions and gated like them.
+        other_pins={f"results.{cost.name}.pin": cost.max for cost in results},
+        other_budgets={
+            f"results.{cost.name}.pin": f"results.{cost.name}.budget" for cost in results
+        },
         detail={
             "tools": {
                 row.name: {
@@ -103,7 +104,8 @@ def measure_servers_entry(
                     "output_schema": int(row.output_schema_tokens),
                 }
                 for row in report.tools
-            }
+            },
+            **({"results": {cost.name: cost.as_dict() for cost in results}} if results else {}),
         },
     )
 
@@ -127,9 +129,20 @@ def measure_skills_entry(
         total=sum(value for level, value in levels.items() if level != EXECUTED),
         method=str(getattr(report, "method", O200K)),
         parts=levels,
-        findings=_findings(getattr(report, "findings", ())),
+        findings=placed(
+            _findings(getattr(report, "findings", ())),
+            _skill_folders(report),
+            context.root,
+            "skill",
+        ),
         detail={"skill_files": skill_files(report)},
     )
+
+
+def _skill_folders(report: Any) -> dict[str | None, Path]:
+    """Each skill's folder by the subject its findings name."""
+    skills = list(getattr(report, "skills", ()) or ())
+    return {subject: Path(skill.path) for skill, subject in zip(skills, subjects_of(skills))}
 
 
 def skill_files(report: Any) -> dict[str, dict[str, int]]:
@@ -242,7 +255,7 @@ def measure_memory_entry(
         total=report.total,
         method=report.method,
         parts=parts,
-        findings=_findings(report.findings),
+        findings=placed(_findings(report.findings), None, context.root, "memory"),
         detail={"files": [file.as_dict() for file in report.files]},
     )
 
@@ -262,7 +275,12 @@ def _delegates_entry(
         total=sum(levels.values()),
         method=report.method,
         parts=levels,
-        findings=_findings(report.findings),
+        findings=placed(
+            _findings(report.findings),
+            {delegate.name: context.root / delegate.path for delegate in report.delegates},
+            context.root,
+            "delegate",
+        ),
     )
 
 

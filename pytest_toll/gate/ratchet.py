@@ -189,13 +189,14 @@ def _other_pins(
 ) -> list[dict[str, Any]]:
     """The entry's other pins as the report lists them; a gated one has its ``budget``
     (the lower of the ledger's and ``extra_budgets``', or None)."""
-    gated = KINDS[kind].gated_other_pins
+    gated = {**KINDS[kind].gated_other_pins, **measurement.other_budgets}
     others: list[dict[str, Any]] = []
     for key, value in measurement.other_pins.items():
-        other: dict[str, Any] = {"key": key, "measured": value, "pin": _number(entry.get(key))}
+        pinned = _number(_at_path(entry, key))
+        other: dict[str, Any] = {"key": key, "measured": value, "pin": pinned}
         if key in gated:
             other["budget"] = lowest_budget(
-                _int_or_none(entry.get(gated[key])), extra_budgets.get(key)
+                _int_or_none(_at_path(entry, gated[key])), extra_budgets.get(key)
             )
         others.append(other)
     return others
@@ -217,6 +218,16 @@ def _files_of(part: str, files: Mapping[str, Mapping[str, int]], most: int = 3) 
     named = ", ".join(f"{path} {tokens:,}" for path, tokens in ranked[:most])
     more = f" and {len(ranked) - most} more" if len(ranked) > most else ""
     return f" (now in {named}{more})"
+
+
+def _at_path(entry: Mapping[str, Any], key: str) -> Any:
+    """``entry[key]``, where a dotted key (``results.search.pin``) is a path inside it."""
+    value: Any = entry
+    for part in key.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
 
 
 def _message(
@@ -359,7 +370,7 @@ def plan_entry(result: EntryResult, policy: Policy) -> dict[tuple[str, ...], Any
     for other in result.other_pins:
         new = _new_value(other["measured"], other["pin"], policy)
         if new is not None and new != other["pin"]:
-            key = (*base, str(other["key"]))
+            key = (*base, *str(other["key"]).split("."))
             updates[key] = new
     part_key = kind.part_pins_key
     if part_key is not None:

@@ -21,6 +21,7 @@ from pytest_toll.report import github as actions
 from pytest_toll.report import markdown as markdown_report
 from pytest_toll.report.data import EntryDict, ReportDict, biggest_changes, entry_label
 from pytest_toll.report.markdown_fit import close_open_fence, fit_markdown
+from pytest_toll.report.places import finding_place
 
 _TITLE = {
     "regressed": "regressed",
@@ -132,12 +133,16 @@ def entry_annotations(
             message = (f"{inert(subject)}: " if subject else "") + inert(finding.get("message", ""))
             if finding.get("hint"):
                 message += f"\nhint: {inert(finding['hint'])}"
+            # At the line that caused it when known, naming the ledger line it is judged by.
+            place = finding_place(finding, ledger_file)
+            if place is not None and line is not None:
+                message += f"\nledger entry: {file}:{line}"
             annotation = actions.Annotation(
                 actions.ANNOTATION_ERROR if severity == "error" else actions.ANNOTATION_WARNING,
                 message,
                 title=f"toll: {label} {finding.get('rule')}",
-                file=file,
-                line=line,
+                file=file if place is None else place[0],
+                line=line if place is None else place[1],
             )
             (finding_errors if severity == "error" else warnings).append(annotation)
     gate.sort(key=lambda item: (item[0], item[1]))

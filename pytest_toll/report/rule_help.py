@@ -157,6 +157,21 @@ RULES: dict[str, RuleHelp] = {
         "The host cuts long descriptions and drops descriptions past its listing budget: "
         "a skill without its description is rarely chosen. Shorten or merge descriptions.",
     ),
+    "R101": RuleHelp(
+        "a tool's result takes a large share of the window",
+        "Return less by default: a summary, the first items, and a tool (or a parameter) for "
+        "the detail; result_window_share under limits: sets the share.",
+    ),
+    "R102": RuleHelp(
+        "a list result with no way to page",
+        "Give the tool a cursor (or limit and offset) and return one page at a time, with the "
+        "next cursor in the result; result_list_items under limits: sets the size.",
+    ),
+    "R103": RuleHelp(
+        "a tool's result repeats its arguments back",
+        "Return what changed (an id, a count, a status), not the text the model just sent: it "
+        "pays for it twice.",
+    ),
 }
 
 

@@ -1,7 +1,10 @@
 """The session report as SARIF 2.1.0, for code-scanning views of rule findings and gate failures.
 
 Each result points at the toll.yaml line of its entry: that is where a reviewer acts (raise
-a budget, turn a rule off, look at the server the entry names). Two kinds of results:
+a budget, turn a rule off, look at the server the entry names). A rule finding that knows the
+line that caused it (a SKILL.md line, a CLAUDE.md import, a tool's description in the
+server's source: :mod:`pytest_toll.report.places`) points there instead, with the ledger
+line as its related location. Two kinds of results:
 
 - rule findings (E1xx, S1xx, TL0xx) at their severity — error, warning (warn) or note (info);
 - gate failures (``toll/regressed``, ``toll/over-budget``, ``toll/error``, ``toll/stale``),
@@ -19,6 +22,7 @@ from typing import Any
 from pytest_toll._version import __version__
 from pytest_toll.core import project
 from pytest_toll.report.data import ReportDict
+from pytest_toll.report.places import finding_place
 from pytest_toll.report.rule_help import rule_help
 
 SARIF_VERSION = "2.1.0"
@@ -108,15 +112,19 @@ def render(report: ReportDict, ledger_uri: str) -> dict[str, Any]:
             text = f"{label}: " + (f"{subject}: " if subject else "") + str(finding.get("message"))
             if finding.get("hint"):
                 text += f" ({finding['hint']})"
-            results.append(
-                {
-                    "ruleId": rule_id,
-                    "level": level,
-                    "message": {"text": text},
-                    "locations": [location],
-                    "partialFingerprints": {"tollEntry": f"{rule_id}:{label}:{subject or ''}"},
-                }
-            )
+            result: dict[str, Any] = {
+                "ruleId": rule_id,
+                "level": level,
+                "message": {"text": text},
+                "locations": [location],
+                "partialFingerprints": {"tollEntry": f"{rule_id}:{label}:{subject or ''}"},
+            }
+            place = finding_place(finding, ledger_uri)
+            if place is not None:
+                result["locations"] = [_location(*place)]
+                related = {"id": 1, **location, "message": {"text": f"the ledger entry {label}"}}
+                result["relatedLocations"] = [related]
+            results.append(result)
     docs = project.documentation_url()
     if docs:
         for rule in rules.values():

@@ -112,7 +112,10 @@ def test_an_acknowledged_finding_is_shown_and_a_new_one_still_fails() -> None:
         ({"reason": "x"}, r"S101: an override with a reason needs a severity"),
         ({"severity": "loud", "reason": "x"}, r"S101.severity: severity must be one of"),
         ({"severity": "warn", "reason": "x", "subjects": "a"}, r"S101.subjects: must be a list"),
-        ({"severity": "warn", "reason": "x", "until": 1}, r"S101.until: unknown key"),
+        ({"severity": "warn", "reason": "x", "expires": 1}, r"S101.expires: unknown key"),
+        ({"severity": "warn", "reason": "x", "until": 1}, r"S101.until: must be a day"),
+        ({"severity": "warn", "reason": "x", "until": "2026-13-01"}, r"S101.until: must be a day"),
+        ({"severity": "warn", "reason": "x", "until": "next week"}, r"S101.until: must be a day"),
     ],
 )
 def test_a_malformed_acknowledgement_is_refused(value: dict[str, object], message: str) -> None:

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_toll.core.errors import UsageError
+from pytest_toll.definitions import results as result_rules
 from pytest_toll.definitions import rules
 from pytest_toll.gate.ledger import (
     DELETE,
@@ -73,7 +74,8 @@ def test_load_gives_plain_data_and_lines(tmp_path: Path) -> None:
         (
             "servers:\n  files:\n    command: x\n    budgt: 3\n",
             "toll.yaml:4: servers.files.budgt: unknown key (expected one of: budget, "
-            "check_order, command, cwd, env, headers, pin, rules, timeout, tools, tools_file, url)",
+            "check_order, command, cwd, env, headers, pin, results, rules, timeout, tools, tools_file, "
+            "url)",
         ),
         ("version: 1\nservrs: {}\n", "toll.yaml:2: servrs: unknown key"),
         (
@@ -264,17 +266,18 @@ def test_schema_names_every_rule_and_limit_the_rules_modules_know() -> None:
     limits = set(schema["properties"]["limits"]["propertyNames"]["enum"])
     assert limits == set(rules.DEFAULT_THRESHOLDS) | set(skill_rules.DEFAULT_THRESHOLDS) | set(
         surface_rules.DEFAULT_THRESHOLDS
-    )
+    ) | set(result_rules.DEFAULT_THRESHOLDS)
     rule_ids = schema["$defs"]["rules"]["propertyNames"]["enum"]
     assert rule_ids == [
         *rules.RULE_IDS,
         *skill_rules.RULE_IDS,
         *decisions.RULE_IDS,
         *surface_rules.RULE_IDS,
+        *result_rules.RULE_IDS,
     ]
-    for module in (rules, skill_rules, decisions, surface_rules):
+    for module in (rules, skill_rules, decisions, surface_rules, result_rules):
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
-        used = set(re.findall(r'"((?:E|S|TL|M|A)\d{3})"', source))
+        used = set(re.findall(r'"((?:E|S|TL|M|A|R)\d{3})"', source))
         assert used == set(module.RULE_IDS), module.__name__
 
 
