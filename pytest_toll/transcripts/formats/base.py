@@ -70,56 +70,32 @@ def iter_lines(
     end: int | None = None,
     buffer_bytes: int = 1 << 20,
 ) -> Iterator[tuple[int, bytes | None]]:
-    """``(line number, bytes without the newline)`` per non-blank line; bytes is None for a
-    line of ``max_line_bytes`` or more (never held whole: only its length is kept).
+    """``(line number, bytes)`` per non-blank line; bytes is None for an oversized line.
 
     With ``start``/``end`` (line starts, as :func:`segment_bounds` gives them) only the lines
-    that start in that byte range are read, numbered from 1 within it. Blocks of
-    ``buffer_bytes`` are cut into lines by one ``split`` each: a ``readline`` per line cost a
-    scan's worker more than parsing the line did."""
-    stop = end if end is not None else 1 << 62
-    with path.open("rb", buffering=0) as stream:
+    that start in that byte range are read, numbered from 1 within it."""
+    with path.open("rb", buffering=buffer_bytes) as stream:
         if start:
             stream.seek(start)
-        position = start  # where the line being read starts
+        position = start
         number = 0
-        head: list[bytes] = []  # the line's bytes read in earlier blocks, while short enough
-        held = 0  # and their length
-        while position < stop:
-            block = stream.read(buffer_bytes)
-            if not block:
-                if held:  # a last line without a newline
-                    number += 1
-                    line = b"".join(head)
-                    if held >= max_line_bytes:
-                        yield number, None
-                    elif not line.isspace():
-                        yield number, line
+        while end is None or position < end:
+            line = stream.readline(max_line_bytes)
+            if not line:
                 return
-            pieces = block.split(b"\n")
-            tail = pieces.pop()  # the start of a line this block does not end
-            for piece in pieces:
-                number += 1
-                length = len(piece)
-                if held:
-                    length += held
-                    if length < max_line_bytes:
-                        head.append(piece)
-                        piece = b"".join(head)
-                    head, held = [], 0
-                position += length + 1
-                if length >= max_line_bytes:
-                    yield number, None
-                elif piece and not piece.isspace():  # (strip would copy every line)
-                    yield number, piece
-                if position >= stop:
-                    return
-            if tail:
-                held += len(tail)
-                if held < max_line_bytes:
-                    head.append(tail)
-                else:
-                    head = []
+            position += len(line)
+            number += 1
+            if len(line) == max_line_bytes and not line.endswith(b"\n"):
+                # Drain the rest of the line in bounded chunks; never hold it whole.
+                while True:
+                    chunk = stream.readline(max_line_bytes)
+                    position += len(chunk)
+                    if not chunk or chunk.endswith(b"\n"):
+                        break
+                yield number, None
+                continue
+            if not line.isspace():  # (strip would copy every line)
+                yield number, line
 
 
 def segment_bounds(path: Path, size: int, segment_bytes: int) -> list[tuple[int, int]]:
