@@ -189,7 +189,7 @@ def typed_object_lines(
         if raw is None:
             yield BadLine(number, too_long(max_line_bytes))
             continue
-        if candidate(raw):
+        if raw.isascii() or candidate(raw):  # (isascii first: no call for most lines)
             try:
                 records = typed_records_of(decode(raw))
             except give_up:

@@ -85,12 +85,8 @@ class _Lines:
         return records
 
     def typed_records(self, line: _Line) -> list[SessionRecord]:
-        records = _typed_records(line, self)
-        if records:
-            session = _typed_session(line, self.fallback, self.subagent)
-            for record in records:
-                record.session = session
-        return records
+        """:meth:`records` over a typed line (:func:`_typed_records`)."""
+        return _typed_records(line, self)
 
 
 def read(
@@ -302,16 +298,16 @@ def _typed_records(line: _Line, state: _Lines) -> list[SessionRecord]:
     if line_type == "user":
         if not isinstance(content, list):
             return NO_RECORDS
-        records: list[SessionRecord] = []
+        results: list[SessionRecord] = []
         for block in content:
             if block.type == "tool_result" and block.tool_use_id is not None:
                 text, images, other = blocks_text(subtree(block.content))
-                records.append(
+                results.append(
                     ResultRecord(
                         _UNSET, block.tool_use_id, text, block.is_error is True, images, other
                     )
                 )
-        return records
+        return _in_session(results, line, state)
     usage_record = None
     message_id = message.id
     usage = message.usage
@@ -336,7 +332,7 @@ def _typed_records(line: _Line, state: _Lines) -> list[SessionRecord]:
                 if block.id is not None:
                     calls.append((block.id, block.name or "unknown", arguments))
     # No failure past this point: the state changes.
-    records = []
+    records: list[SessionRecord] = []
     if usage_record is not None:
         if message_id is not None:
             state.seen_messages.add(message_id)
@@ -350,4 +346,13 @@ def _typed_records(line: _Line, state: _Lines) -> list[SessionRecord]:
         records.append(
             CallRecord(_UNSET, call_id, tool, arguments if isinstance(arguments, dict) else {}, cwd)
         )
+    return _in_session(records, line, state)
+
+
+def _in_session(records: list[SessionRecord], line: _Line, state: _Lines) -> list[SessionRecord]:
+    """The records, their session set (worked out only for a line that has some)."""
+    if records:
+        session = _typed_session(line, state.fallback, state.subagent)
+        for record in records:
+            record.session = session
     return records
