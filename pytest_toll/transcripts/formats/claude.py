@@ -288,7 +288,9 @@ def _typed_records(line: _Line, state: _Lines) -> list[SessionRecord]:
     given up to the dict reader leaves nothing behind."""
     line_type = line.type
     if line_type == "system":
-        return [BoundaryRecord(_UNSET)] if line.subtype == "compact_boundary" else NO_RECORDS
+        if line.subtype == "compact_boundary":
+            return _in_session([BoundaryRecord(_UNSET)], line, state)
+        return NO_RECORDS
     if line_type != "assistant" and line_type != "user":
         return NO_RECORDS
     message = line.message
