@@ -179,7 +179,7 @@ def typed_object_lines(
     end: int | None = None,
 ) -> Iterator[Record]:
     """:func:`object_lines`, each line decoded by ``decode`` into a typed schema and its
-    records built by ``typed_records_of`` (:mod:`~pytest_toll.core.jsonlines`); a line either
+    records built by ``typed_records_of`` (:mod:`~pytest_toll.core.jsonlines`); a line that
     does not fit (it raises one of ``GIVE_UP``, having changed nothing) is read again as
     :func:`object_lines` reads it, by ``records_of`` over the same reader's state."""
     loads, _ = json_parser()
