@@ -10,7 +10,10 @@ On a generated history (:mod:`history`), each stage timed in CPU seconds, best o
 - ``segment_facts``: records turned into facts (counts, shapes, outcomes), counting included;
 - the summaries: facts folded per file (what a scan's worker does);
 
-and, in fresh processes, each exact counter's load (a fixed cost each reading process pays).
+each for the typed reader (msgspec, :mod:`pytest_toll.core.jsonlines`) and the pure one
+(``TOLL_PARSER=pure``), and, in fresh processes, each exact counter's load (a fixed cost each
+reading process pays). Then a worker's time on the typed path as shares: cutting lines,
+decoding them, building records, counting, facts, folding.
 
 What a stage costs beyond the floor is the scan's own Python work; divided by the lines read,
 it says how far a design that keeps the line loop in Python can get.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -32,8 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.history import generate
 from bench.outputs import best_cpu
+from pytest_toll.core import jsonlines
 from pytest_toll.core.tokens import exact_count, exact_engine
-from pytest_toll.transcripts.formats import read_records, transcript_format
+from pytest_toll.transcripts.formats import claude, codex, read_records, transcript_format
+from pytest_toll.transcripts.formats.base import iter_lines
 from pytest_toll.transcripts.summary import fold, segment_facts
 
 ROOTS = ("claude", "codex")
@@ -118,18 +124,53 @@ def main() -> None:
         f"{lines:,} lines; counter: {exact_engine()}"
     )
     print(f"floor: parse {floor_parse:.3f} s + count {floor_count:.3f} s = {floor:.3f} CPU s")
-    for label, work in (
-        ("read_records", records),
-        ("segment_facts", facts),
-        ("summaries (a worker's work)", summaries),
-    ):
-        seconds = _cpu(work)
-        counted = floor_count if work is not records else 0.0
-        python = seconds - floor_parse - counted
-        print(
-            f"{label:<28} {seconds:.3f} CPU s = {seconds / floor:.2f}× floor; "
-            f"beyond it: {python * 1e6 / lines:.2f} µs of Python per line"
-        )
+    decoders = {"claude": claude._decode, "codex": codex._decode}
+    formats = {path: transcript_format(path) for path in files}
+
+    def cut() -> None:
+        for path in files:
+            for _ in iter_lines(path):
+                pass
+
+    def decode() -> None:
+        for path in files:
+            typed = decoders[formats[path]]
+            for _, raw in iter_lines(path):
+                if raw is not None:
+                    typed(raw)
+
+    stages: dict[str, dict[str, float]] = {}
+    for path_name in ("pure", "typed"):
+        os.environ[jsonlines.ENVIRONMENT] = path_name
+        stage = stages[path_name] = {}
+        for label, work in (
+            ("read_records", records),
+            ("segment_facts", facts),
+            ("summaries (a worker's work)", summaries),
+        ):
+            seconds = stage[label] = _cpu(work)
+            counted = floor_count if work is not records else 0.0
+            python = seconds - floor_parse - counted
+            print(
+                f"{path_name:<5} {label:<28} {seconds:.3f} CPU s = {seconds / floor:.2f}× floor; "
+                f"beyond it: {python * 1e6 / lines:.2f} µs of Python per line"
+            )
+    os.environ.pop(jsonlines.ENVIRONMENT, None)
+    typed = stages["typed"]
+    lines_cut = _cpu(cut)
+    decoded = _cpu(decode)
+    whole = typed["summaries (a worker's work)"]
+    shares = {
+        "cutting lines": lines_cut,
+        "decoding (msgspec)": decoded - lines_cut,
+        "building records": typed["read_records"] - decoded,
+        "counting": floor_count,
+        "facts (shapes, outcomes)": typed["segment_facts"] - typed["read_records"] - floor_count,
+        "folding": whole - typed["segment_facts"],
+    }
+    print(f"a worker's {whole:.3f} CPU s on the typed path:")
+    for label, seconds in shares.items():
+        print(f"  {label:<26} {seconds:6.3f} s  {seconds / whole:4.0%}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """``toll scan`` speed and memory, as ratios to the floor measured in the same run.
 
     python bench/scan.py [--megabytes 100 200] [--before /tmp/old-checkout] [--keep DIR] [--repeat 2]
+        [--awtoll /path/to/venv/bin/awtoll [--tiktoken-cache DIR]]
 
 For each size, generates a history (:mod:`history`: Claude Code and Codex, subagents, a resumed
 session), then runs, each in its own fresh process:
@@ -11,6 +12,14 @@ session), then runs, each in its own fresh process:
 - ``toll scan --json`` cold with ``--workers 1`` and ``--workers 2`` (a fresh cache each), and
   warm (the same command again): whole-command wall time, interpreter start included;
 - peak RSS of any process of each command (the largest ``ru_maxrss`` of the process tree).
+
+With ``--awtoll``, the peer's ``awtoll scan --json`` runs over the same roots in every round
+(it has no cache and no workers: each of its runs is cold, one process), and the ratios to it
+are printed: its cold wall over ours (issue 38's milestone: ≥ 2× with 1 and 2 workers, ≥ 5× the
+goal), our CPU seconds over its (≤ 1.0), its wall over our warm re-scan. awtoll counts exactly
+only when tiktoken can load ``cl100k_base``; offline, ``--tiktoken-cache`` names a folder that
+holds it under tiktoken's cache name (``TIKTOKEN_CACHE_DIR``), else it waits out its download's
+retries and estimates, which would flatter nobody.
 
 Goals (issue 15): cold 2 workers ≤ 1.5 × floor; peak RSS < 150 MB and flat in size; warm ≥ 20×
 faster than cold; the JSON report of 1 and 2 workers, cold and warm, identical. ``--before``
@@ -95,6 +104,7 @@ def _floor(history: Path, texts: Path) -> None:
 
 def _measured(command: list[str], environ: dict[str, str]) -> None:
     """Run one command; print its wall time, peak RSS of its process tree, and its stdout."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     # From a neutral folder: ``python -m`` puts the working folder first on sys.path, which
     # would run this checkout's code whatever PYTHONPATH says.
@@ -104,8 +114,10 @@ def _measured(command: list[str], environ: dict[str, str]) -> None:
     if done.returncode != 0:
         sys.exit(f"{command} failed ({done.returncode}): {done.stderr[-2000:]}")
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # ru_maxrss of the children is the largest of any one of them (Linux: KiB), a peak and
+    # not a sum; the CPU seconds are the whole tree's, as a delta (this process ran no other).
     rss = usage.ru_maxrss / 1024
-    cpu = usage.ru_utime + usage.ru_stime
+    cpu = (usage.ru_utime - before.ru_utime) + (usage.ru_stime - before.ru_stime)
     print(
         json.dumps(
             {"seconds": seconds, "cpu": cpu, "rss_mb": rss, "report": json.loads(done.stdout)}
@@ -131,6 +143,15 @@ def _scan(roots: list[Path], cache: Path, workers: int, code: str) -> dict[str, 
         command += ["--root", str(root)]
     environ = {"XDG_CACHE_HOME": str(cache)}
     return _child(["--measured", json.dumps(command), json.dumps(environ)], code)
+
+
+def _awtoll(awtoll: str, roots: list[Path], vocabulary: str | None) -> dict[str, Any]:
+    """One cold ``awtoll scan --json`` over the roots (the peer keeps no cache)."""
+    command = [awtoll, "scan", "--json"]
+    for root in roots:
+        command += ["--root", str(root)]
+    environ = {"TIKTOKEN_CACHE_DIR": vocabulary} if vocabulary else {}
+    return _child(["--measured", json.dumps(command), json.dumps(environ)])
 
 
 def _measure_code(roots: list[Path], work: Path, code: str, label: str) -> dict[str, Any]:
@@ -166,6 +187,18 @@ def _best(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return best
 
 
+def _versus(result: dict[str, Any], peer: dict[str, Any]) -> str:
+    """The milestone's ratios in words: wall is awtoll's over ours, CPU ours over awtoll's."""
+    return (
+        f"cold wall {peer['seconds'] / result['cold_1']:.2f}× (1 worker), "
+        f"{peer['seconds'] / result['cold_2']:.2f}× (2 workers) (goal ≥ 2); "
+        f"CPU {result['cpu_1'] / peer['cpu']:.2f} (1 worker), "
+        f"{result['cpu_2'] / peer['cpu']:.2f} (2 workers) of awtoll's {peer['cpu']:.1f} s "
+        f"(goal ≤ 1.0); warm {peer['seconds'] / result['warm']:.0f}× (goal ≥ 20); "
+        f"peak RSS {result['rss_mb']:.0f} MB vs {peer['rss_mb']:.0f} MB"
+    )
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--floor":
         _floor(Path(sys.argv[2]), Path(sys.argv[3]))
@@ -179,9 +212,19 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="another checkout to compare against")
     parser.add_argument("--keep", type=Path, help="generate (or reuse) histories here")
     parser.add_argument("--repeat", type=int, default=2, help="rounds; the fastest is kept")
+    parser.add_argument("--awtoll", help="the peer's awtoll executable (or its venv folder)")
+    parser.add_argument(
+        "--tiktoken-cache",
+        default=os.environ.get("TIKTOKEN_CACHE_DIR"),
+        help="TIKTOKEN_CACHE_DIR for awtoll: a folder holding cl100k_base under tiktoken's name",
+    )
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parents[1])
+    awtoll = args.awtoll
+    if awtoll is not None and Path(awtoll).is_dir():
+        awtoll = str(Path(awtoll) / "bin" / "awtoll")
     rows = []
+    peers: list[tuple[float, dict[str, Any], dict[str, Any]]] = []
     for megabytes in args.megabytes:
         work = Path(tempfile.mkdtemp(prefix="toll-bench-scan-"))
         try:
@@ -215,7 +258,10 @@ def main() -> None:
             if args.before is not None:
                 codes.insert(0, ("before", str(args.before)))
             runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in codes}
+            peer_runs: list[dict[str, Any]] = []
             for _ in range(args.repeat):
+                if awtoll is not None:
+                    peer_runs.append(_awtoll(awtoll, roots, args.tiktoken_cache))
                 for label, code in codes:
                     runs[label].append(_measure_code(roots, work, code, label))
             measured = [(label, _best(runs[label])) for label, _ in codes]
@@ -232,6 +278,16 @@ def main() -> None:
                     f"peak RSS {result['rss_mb']:.0f} MB (goal < 150), "
                     f"1 vs 2 workers and warm identical: {result['identical']}"
                 )
+            if peer_runs:
+                peer = {
+                    "seconds": min(run["seconds"] for run in peer_runs),
+                    "cpu": min(run["cpu"] for run in peer_runs),
+                    "rss_mb": max(run["rss_mb"] for run in peer_runs),
+                    "tokenizer": peer_runs[0]["report"].get("tokenizer"),
+                }
+                for label, result in measured:
+                    peers.append((megabytes, {"label": label, **result}, peer))
+                    print(f"  {label} against awtoll: {_versus(result, peer)}")
         finally:
             shutil.rmtree(work, ignore_errors=True)
     # Wall seconds depend on the neighbours on a shared machine; CPU seconds (the whole
@@ -252,6 +308,26 @@ def main() -> None:
             f"| {result['warm']:.2f} s | {result['cold_2'] / result['warm']:.0f}× "
             f"| {result['rss_mb']:.0f} MB |"
         )
+    if peers:
+        print()
+        print(
+            "| history | code | awtoll cold | cold 1 worker: awtoll / ours (wall) | ours / awtoll "
+            "(CPU) | cold 2 workers: awtoll / ours (wall) | ours / awtoll (CPU) "
+            "| awtoll / our warm | peak RSS ours / awtoll |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
+        for megabytes, result, peer in peers:
+            print(
+                f"| {megabytes:g} MB | {result['label']} "
+                f"| {peer['seconds']:.1f} s ({peer['cpu']:.1f} CPU s) "
+                f"| {peer['seconds'] / result['cold_1']:.2f}× "
+                f"| {result['cpu_1'] / peer['cpu']:.2f} "
+                f"| {peer['seconds'] / result['cold_2']:.2f}× "
+                f"| {result['cpu_2'] / peer['cpu']:.2f} "
+                f"| {peer['seconds'] / result['warm']:.0f}× "
+                f"| {result['rss_mb']:.0f} / {peer['rss_mb']:.0f} MB |"
+            )
+        print(f"awtoll counted with: {peers[0][2]['tokenizer']}")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 

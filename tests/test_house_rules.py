@@ -250,7 +250,7 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_importing_the_plugin_loads_no_heavy_library() -> None:
-    heavy = ["tiktoken", "httpx", "yaml", "ruamel", "jsonschema", "orjson"]
+    heavy = ["tiktoken", "httpx", "yaml", "ruamel", "jsonschema", "orjson", "msgspec"]
     script = (
         "import sys, pytest, pytest_toll.plugin\n"
         f"print(','.join(name for name in {heavy!r} if name in sys.modules))\n"

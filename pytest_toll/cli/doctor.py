@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pytest_toll.cli import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_VIOLATION
 from pytest_toll.cli._ledger import add_ledger_option, ledger_path
 from pytest_toll.cli.options import add_json_option
-from pytest_toll.core import selfcheck, tokens
+from pytest_toll.core import jsonlines, selfcheck, tokens
 from pytest_toll.core.errors import UsageError
 from pytest_toll.gate.ledger import load_ledger
 from pytest_toll.gate.settings import ledger_catalogue
@@ -85,6 +85,12 @@ def _counter(_args: argparse.Namespace) -> Check:
         f"shipped in the package (no network); estimates only when asked "
         f"({tokens.DEFAULT_CHARS_PER_TOKEN} chars/token by default)",
     )
+
+
+def _reader(_args: argparse.Namespace) -> Check:
+    # Either path reads every line the same (the typed one is checked against the other);
+    # which one runs is said so that a slow or surprising scan can be told apart.
+    return Check("transcript reader", OK, jsonlines.path_in_use())
 
 
 def _cache(_args: argparse.Namespace) -> Check:
@@ -162,6 +168,7 @@ CHECKS: list[Callable[[argparse.Namespace], Check]] = [
     _vocabulary,
     _identity,
     _counter,
+    _reader,
     _cache,
     _roots,
     _ledger,

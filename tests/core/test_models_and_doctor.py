@@ -73,11 +73,13 @@ def test_doctor_all_well_then_each_problem_with_its_fix(tmp_path: Path) -> None:
         ["ok", "vocabulary"],
         ["ok", "tiktoken"],
         ["ok", "counter"],
+        ["ok", "transcript"],
         ["ok", "cache"],
         ["ok", "transcript"],
         ["ok", "ledger"],
     ]
     assert "(1 transcript files)" in well.stdout
+    assert "typed: msgspec" in well.stdout
     (tmp_path / "blocked").write_text("a file, not a folder", encoding="utf-8")
     (tmp_path / "toll.yaml").write_text("version: 1\nmodels:\n  x: {window: 5}\n", encoding="utf-8")
     sick = toll(
@@ -95,6 +97,15 @@ def test_doctor_all_well_then_each_problem_with_its_fix(tmp_path: Path) -> None:
     assert checks["ledger"]["status"] == "problem"
     assert "models.x: a new model needs a 'provider'" in checks["ledger"]["detail"]
     assert checks["vocabulary"]["status"] == checks["tiktoken identity"]["status"] == "ok"
+
+
+def test_doctor_says_which_transcript_reader_is_in_use(tmp_path: Path) -> None:
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "TOLL_PARSER": "pure"}
+    done = toll("doctor", "--json", cwd=tmp_path, env=env)
+    checks = {check["check"]: check for check in json.loads(done.stdout)["checks"]}
+    assert checks["transcript reader"]["status"] == "ok"
+    assert checks["transcript reader"]["detail"].startswith("pure Python")
+    assert "TOLL_PARSER=pure" in checks["transcript reader"]["detail"]
 
 
 def test_selfcheck_refuses_an_altered_vocabulary(altered_vocabulary: Path) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.core import jsonlines
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import (
     MAX_INPUT_FILE_BYTES,
@@ -149,25 +150,67 @@ def object_lines(
     for number, raw in iter_lines(path, max_line_bytes, start, end):
         if raw is None:
             yield BadLine(number, too_long(max_line_bytes))
+        else:
+            yield from _object_line(number, raw, loads, records_of)
+
+
+def _object_line(
+    number: int,
+    raw: bytes,
+    loads: Callable[[bytes], Any],
+    records_of: Callable[[dict[str, Any]], list[SessionRecord]],
+) -> Iterator[Record]:
+    """One line of :func:`object_lines`: its records, or the bad line it is."""
+    try:
+        line = loads(raw)
+    except ValueError as error:
+        yield BadLine(number, unreadable(error))
+        return
+    if type(line) is not dict:
+        yield BadLine(number, "not a JSON object")
+        return
+    try:
+        records = records_of(line)
+    except OutOfRange as error:
+        yield BadLine(number, str(error))
+        return
+    except (TypeError, ValueError, AttributeError, KeyError) as error:
+        yield BadLine(number, f"unexpected record shape ({type(error).__name__})")
+        return
+    yield from records
+
+
+def typed_object_lines(
+    path: Path,
+    decode: Callable[[bytes], Any],
+    typed_records_of: Callable[[Any], list[SessionRecord]],
+    records_of: Callable[[dict[str, Any]], list[SessionRecord]],
+    max_line_bytes: int,
+    start: int = 0,
+    end: int | None = None,
+) -> Iterator[Record]:
+    """:func:`object_lines`, each line decoded by ``decode`` into a typed schema and its
+    records built by ``typed_records_of`` (:mod:`~pytest_toll.core.jsonlines`); a line that
+    does not fit (it raises one of ``GIVE_UP``, having changed nothing) is read again as
+    :func:`object_lines` reads it, by ``records_of`` over the same reader's state."""
+    loads, _ = json_parser()
+    give_up = jsonlines.GIVE_UP
+    candidate = jsonlines.typed_candidate
+    for number, raw in iter_lines(path, max_line_bytes, start, end):
+        if raw is None:
+            yield BadLine(number, too_long(max_line_bytes))
             continue
-        try:
-            line = loads(raw)
-        except ValueError as error:
-            yield BadLine(number, unreadable(error))
-            continue
-        if type(line) is not dict:
-            yield BadLine(number, "not a JSON object")
-            continue
-        try:
-            records = records_of(line)
-        except OutOfRange as error:
-            yield BadLine(number, str(error))
-            continue
-        except (TypeError, ValueError, AttributeError, KeyError) as error:
-            yield BadLine(number, f"unexpected record shape ({type(error).__name__})")
-            continue
-        if records:
-            yield from records
+        if raw.isascii() or candidate(raw):  # (isascii first: no call for most lines)
+            try:
+                records = typed_records_of(decode(raw))
+            except give_up:
+                pass
+            else:
+                if records:
+                    yield from records
+                continue
+        # The pure path, exactly as object_lines reads a line.
+        yield from _object_line(number, raw, loads, records_of)
 
 
 def json_lines(path: Path, max_line_bytes: int) -> Iterator[tuple[int, Any]]:

@@ -6,6 +6,11 @@
 comes from ``event_msg`` ``token_count`` whose ``input_tokens`` already include the cached
 part. A shell result says it failed by its exit code (a banner, or the older wrapped
 ``{"output", "metadata": {"exit_code"}}``).
+
+Without conversation text (``toll scan``), a line is decoded typed (:class:`_Line`: the fields
+read and no others, so reasoning's encrypted content and messages are skipped undecoded) and
+its records built by :func:`_typed_records`; the dict reader (:func:`_line_records`) is the
+oracle, and reads any line the schema does not fit.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_toll.core.jsonlines import EMPTY, Raw, Struct, decoder, subtree, typed_enabled
 from pytest_toll.core.parse import ParseError, load_json
 from pytest_toll.transcripts.formats.base import (
     NO_RECORDS,
@@ -24,6 +30,7 @@ from pytest_toll.transcripts.formats.base import (
     call_text,
     number,
     object_lines,
+    typed_object_lines,
 )
 from pytest_toll.transcripts.images import Image
 from pytest_toll.transcripts.records import (
@@ -67,9 +74,15 @@ class _Lines:
     def records(self, line: Mapping[str, Any]) -> list[SessionRecord]:
         return _line_records(line, self, self.with_text)
 
+    def typed_records(self, line: _Line) -> list[SessionRecord]:
+        return _typed_records(line, self)
+
 
 def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
-    return object_lines(path, _Lines(path, with_text).records, max_line_bytes)
+    lines = _Lines(path, with_text)
+    if not with_text and typed_enabled():
+        return typed_object_lines(path, _decode, lines.typed_records, lines.records, max_line_bytes)
+    return object_lines(path, lines.records, max_line_bytes)
 
 
 def _arguments(value: object) -> Mapping[str, Any]:
@@ -163,4 +176,89 @@ def _line_records(line: Mapping[str, Any], state: _Lines, with_text: bool) -> li
         text, _, _ = blocks_text(payload.get("summary"))
         if text:
             return [TextRecord(session, "thinking", text)]
+    return NO_RECORDS
+
+
+# --- the typed path ------------------------------------------------------------------------
+# Each field typed as the dict reader accepts it; a value of another type makes the decoder
+# give the line up to the dict reader.
+
+
+class _Payload(Struct, gc=False):
+    type: str | None = None
+    id: str | None = None
+    model: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+    #: values the dict reader takes whole, decoded as it decodes them
+    arguments: Raw = EMPTY
+    input: Raw = EMPTY
+    action: Raw = EMPTY
+    output: Raw = EMPTY
+    info: Raw = EMPTY
+
+
+class _Line(Struct, gc=False):
+    type: str | None = None
+    payload: _Payload | None = None
+
+
+_decode = decoder(_Line)
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+
+
+def _typed_records(line: _Line, state: _Lines) -> list[SessionRecord]:
+    """:func:`_line_records` without text, over a typed line; a line given up (a subtree
+    that does not decode, a count out of range) has changed no state."""
+    line_type = line.type
+    payload = line.payload
+    if payload is None:
+        return NO_RECORDS
+    item = payload.type
+    session = state.session
+    if line_type == "response_item":
+        call_id = payload.call_id
+        if item in _OUTPUTS:
+            if call_id is None:
+                return NO_RECORDS
+            text, failed, images, other = _output(subtree(payload.output))
+            return [ResultRecord(session, call_id, text, failed, images, other)]
+        if item in _CALLS:
+            if call_id is None:
+                return NO_RECORDS
+            tool = payload.name or "local_shell"
+            if item == "local_shell_call":
+                action = subtree(payload.action)
+                arguments: Mapping[str, Any] = (
+                    {"command": action.get("command")} if isinstance(action, dict) else {}
+                )
+            else:
+                raw = payload.arguments if item == "function_call" else payload.input
+                arguments = _arguments(subtree(raw))
+            return [CallRecord(session, call_id, tool, arguments)]
+        return NO_RECORDS
+    if line_type == "session_meta":
+        if payload.id:
+            state.session = payload.id
+        return NO_RECORDS
+    if line_type == "turn_context":
+        if payload.model is not None:
+            state.model = payload.model
+        return NO_RECORDS
+    if line_type == "compacted" or (line_type == "event_msg" and item == "context_compacted"):
+        return [BoundaryRecord(session)]
+    if line_type == "event_msg" and item == "token_count":
+        info = subtree(payload.info)
+        if not isinstance(info, dict):
+            return NO_RECORDS
+        total = info.get("total_token_usage")
+        last = info.get("last_token_usage")
+        if not isinstance(last, dict) or total == state.last_total:
+            return NO_RECORDS
+        cached = number(last.get("cached_input_tokens"))
+        input_tokens = max(number(last.get("input_tokens")) - cached, 0)
+        output_tokens = number(last.get("output_tokens"))
+        state.last_total = total  # (counted first: a count out of range changes nothing)
+        return [UsageRecord(session, state.model, input_tokens, output_tokens, cached, 0)]
     return NO_RECORDS
