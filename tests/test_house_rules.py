@@ -92,11 +92,6 @@ DOOR_EXCEPTIONS: dict[str, str] = {
     "(its own output, never input)",
     "pytest_toll.skills.references": "the skill file reader: an O_NOFOLLOW open of a path "
     "already resolved inside the skill folder, that sniffs a binary asset before reading it",
-    # The two below belong to this round's other doors (merge inputs, the git runner and
-    # pushes: issue 34 doors 5 and 7), changed on another branch; they read our own reports
-    # and GitHub's event file.
-    "pytest_toll.gate.merge": "reads shard reports: door 7 (merge inputs) checks them",
-    "pytest_toll.github.loop": "reads GitHub's event file and our reports: door 5's module",
 }
 
 

@@ -32,7 +32,7 @@ from pytest_toll.core.deadline import DeadlinePassed, run_before
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, MAX_COUNT_RESPONSE_BYTES, MAX_TIMEOUT
 from pytest_toll.core.secrets import cut, redact_url, remember, scrub
-from pytest_toll.core.textio import describe_size, load_json
+from pytest_toll.core.textio import describe_size, json_within_depth
 from pytest_toll.definitions.mcp.http import check_headers
 
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ class CountTokensClient:
         request_id = headers.get("request-id") or None
         text = body.decode("utf-8", "replace")
         try:
-            data = load_json(body)
+            data = json_within_depth(body)
         except ValueError:
             data = None
         if isinstance(data, dict):

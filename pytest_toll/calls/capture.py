@@ -55,7 +55,7 @@ from pytest_toll.calls.providers import (
 )
 from pytest_toll.core.errors import CouldNotJudge, UsageError, describe_type
 from pytest_toll.core.models import Catalogue, Model, load_models
-from pytest_toll.core.textio import TooDeep, load_json
+from pytest_toll.core.textio import TooDeep, json_within_depth
 from pytest_toll.core.tokens import O200K
 
 __all__ = [
@@ -238,7 +238,7 @@ def measure_request(sent: SentRequest, catalogue: Catalogue) -> MeasuredRequest 
     if sent.body is None:
         return replace(request, error=f"the body could not be read: {sent.read_error}")
     try:
-        body = load_json(sent.body)
+        body = json_within_depth(sent.body)
     except TooDeep as error:
         return replace(request, error=f"the body {error}")
     except (ValueError, UnicodeDecodeError) as error:

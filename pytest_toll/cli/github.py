@@ -19,6 +19,7 @@ from pytest_toll.core.secrets import scrub
 from pytest_toll.core.textio import read_text
 from pytest_toll.github import loop
 from pytest_toll.github.api import GitHub, GitHubError
+from pytest_toll.report.github import write_github_output
 from pytest_toll.report.markdown_fit import fit_markdown
 from pytest_toll.report.outputs import OUTPUTS
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         )
         target = environ.get("GITHUB_OUTPUT")
         if target:
-            loop.write_github_output(values, Path(target))
+            write_github_output(values, Path(target))
         for name, value in values.items():
             print(f"{name}: {value}")
         return EXIT_OK

@@ -21,7 +21,7 @@ from pytest_toll.cli import EXIT_OK, EXIT_VIOLATION
 from pytest_toll.cli.options import add_json_option
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.findings import has_errors
-from pytest_toll.core.textio import load_json
+from pytest_toll.core.textio import json_within_depth
 from pytest_toll.definitions.results import ResultSpec, summary
 from pytest_toll.gate.ledger import load_ledger
 from pytest_toll.gate.measurement import EntryContext
@@ -55,7 +55,7 @@ def _samples(given: list[str]) -> tuple[dict[str, Any], ...]:
     samples: list[dict[str, Any]] = []
     for text in given or ["{}"]:
         try:
-            value = load_json(text)
+            value = json_within_depth(text)
         except ValueError as error:
             raise UsageError(f"--args {text!r}: not JSON ({error})") from None
         if not isinstance(value, dict):

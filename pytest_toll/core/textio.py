@@ -284,9 +284,12 @@ def check_document(value: object) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
-def load_json(text: str | bytes) -> Any:
-    """``json.loads`` bounded in depth: ``json.JSONDecodeError`` or ``TooDeep`` (both
-    ``ValueError``), never ``RecursionError``."""
+def json_within_depth(text: str | bytes) -> Any:
+    """``json.loads`` bounded in depth, for a protocol message whose size its reader already
+    capped (an MCP message, an HTTP body, a tools file): ``json.JSONDecodeError`` or
+    ``TooDeep`` (both ``ValueError``), never ``RecursionError``. A third party's document
+    (a config, a manifest, a transcript's embedded JSON) goes through
+    :func:`pytest_toll.core.parse.load_json`, which also bounds numbers and names the file."""
     try:
         value = json.loads(text)
     except RecursionError:
@@ -298,7 +301,7 @@ def load_json(text: str | bytes) -> Any:
 def parse_json(text: str | bytes, name: str) -> Any:
     """A JSON document read from ``name``, or ``CouldNotJudge`` naming its line and column."""
     try:
-        return load_json(text)
+        return json_within_depth(text)
     except json.JSONDecodeError as error:
         raise CouldNotJudge(
             f"{name}:{error.lineno}:{error.colno}: not valid JSON: {error.msg}"

@@ -24,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_toll.core.errors import UsageError
+from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.findings import WARN, Finding, RuleOverrides
+from pytest_toll.core.parse import load_json
 from pytest_toll.core.tokens import O200K, O200kCounter
 from pytest_toll.definitions.mcp.calling import Called
 
@@ -137,9 +138,9 @@ def _list_items(result: Mapping[str, Any]) -> int:
             values.append(texts)
         for text in texts:
             try:
-                values.append(json.loads(str(text)))
-            except ValueError:
-                continue
+                values.append(load_json(str(text), "a result's text"))
+            except CouldNotJudge:
+                continue  # text that is not JSON: nothing to page through
     longest = 0
     for value in values:
         if isinstance(value, Mapping):

@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge, describe_type
 from pytest_toll.core.parse import load_yaml
-from pytest_toll.core.textio import TooDeep, load_json, read_text
+from pytest_toll.core.textio import TooDeep, json_within_depth, read_text
 
 #: What a tool without an input schema is sent as (an object that takes no arguments).
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -169,7 +169,7 @@ def load_tools_file(path: str | Path) -> tuple[list[Tool], str]:
         data = _parse_yaml(text, name)
     else:
         try:
-            data = load_json(text)
+            data = json_within_depth(text)
         except TooDeep as error:
             raise CouldNotJudge(f"{name}: {error}") from None
         except json.JSONDecodeError as error:

@@ -15,7 +15,6 @@ never a pass.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.kinds import KINDS, TESTS_KIND
 from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES
 from pytest_toll.core.settings import SETTINGS
-from pytest_toll.core.textio import MissingFile, load_json, read_file_bytes
+from pytest_toll.core.textio import MissingFile, json_within_depth, read_file_bytes
 from pytest_toll.gate.ledger import Ledger
 from pytest_toll.gate.measurement import EntryMeasurement
 from pytest_toll.gate.ratchet import Policy, judge, stale_result
@@ -94,10 +93,10 @@ def load_shard_report(path: Path) -> ShardReport:
     except CouldNotJudge as error:
         raise UsageError(f"{error} (a shard report is a JSON file)") from None
     try:
-        data = load_json(raw)
+        data = json_within_depth(raw)
     except ValueError as error:
         raise UsageError(f"{path}: not a readable JSON report: {error}") from None
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema = json_within_depth(read_file_bytes(SCHEMA_PATH))
     errors = sorted(
         jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.path)
     )

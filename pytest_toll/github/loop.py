@@ -20,8 +20,6 @@ the ratchet pull request and the badge branch. The composite action calls these 
 
 from __future__ import annotations
 
-import json
-import secrets
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,6 +28,7 @@ from typing import Any, TextIO
 from pytest_toll.core import git as core_git
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.secrets import scrub
+from pytest_toll.core.textio import json_within_depth, read_file_bytes, read_text
 from pytest_toll.github.api import GitHub, GitHubError
 from pytest_toll.report import github as actions
 from pytest_toll.report.markdown_fit import fit_markdown
@@ -64,8 +63,8 @@ def load_report(path: Path | None) -> dict[str, Any] | None:
     if path is None or not path.is_file():
         return None
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        loaded = json_within_depth(read_file_bytes(path))
+    except (CouldNotJudge, ValueError):
         return None
     return loaded if isinstance(loaded, dict) else None
 
@@ -112,14 +111,6 @@ def ledger_changed(ledger: Path) -> bool:
     return done.returncode != 0 or done.text.strip() != now
 
 
-def write_github_output(values: Mapping[str, str], path: Path) -> None:
-    """Append ``name=value`` pairs in the delimiter form, which no value can break."""
-    with path.open("a", encoding="utf-8", newline="\n") as file:
-        for name, value in values.items():
-            delimiter = f"toll_{secrets.token_hex(8)}"
-            file.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
-
-
 def outputs(
     report_path: Path | None,
     exit_code: int,
@@ -147,7 +138,7 @@ def event(environ: Mapping[str, str]) -> Mapping[str, Any]:
     path = environ.get("GITHUB_EVENT_PATH")
     if not path or not Path(path).is_file():
         return {}
-    loaded = json.loads(Path(path).read_text(encoding="utf-8"))
+    loaded = json_within_depth(read_file_bytes(path))
     return loaded if isinstance(loaded, dict) else {}
 
 
@@ -215,9 +206,7 @@ def comment(markdown: Path, key: str, environ: Mapping[str, str], stream: TextIO
         return 0
     try:
         api = GitHub.from_environment(environ)
-        verb, comment_id = sticky_comment(
-            api, number, comment_body(markdown.read_text(encoding="utf-8"), key)
-        )
+        verb, comment_id = sticky_comment(api, number, comment_body(read_text(markdown), key))
     except GitHubError as error:
         level: actions.AnnotationLevel = (
             actions.ANNOTATION_NOTICE if error.forbidden else actions.ANNOTATION_WARNING

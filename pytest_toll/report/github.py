@@ -15,6 +15,7 @@ Nothing here imports pytest; the plugin hands in rendered strings and plain anno
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +133,15 @@ def workspace_path(path: Path, environ: Mapping[str, str] | None = None) -> str:
             except ValueError:
                 continue
     return resolved.as_posix()
+
+
+def write_github_output(values: Mapping[str, str], path: Path) -> None:
+    """Append ``name=value`` pairs to the step's output file in the delimiter form, which no
+    value can break."""
+    with path.open("a", encoding="utf-8", newline="\n") as file:
+        for name, value in values.items():
+            delimiter = f"toll_{secrets.token_hex(8)}"
+            file.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
 
 
 def append_step_summary(markdown: str, path: Path) -> None:

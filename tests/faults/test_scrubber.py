@@ -11,7 +11,7 @@ import pytest
 
 from pytest_toll.core import secrets
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.textio import TooDeep, load_json, read_capped
+from pytest_toll.core.textio import TooDeep, json_within_depth, read_capped
 from pytest_toll.definitions.mcp.http import capped_lines, iter_sse
 
 SECRET = "tok-\n9f8e7d6c5b"
@@ -66,8 +66,8 @@ def test_reads_stop_at_their_limit() -> None:
     assert read_capped(io.BytesIO(b"x" * 10), 10) == b"x" * 10
     assert read_capped(io.BytesIO(b"x" * 11), 10) is None
     with pytest.raises(TooDeep):
-        load_json("[" * 5000 + "]" * 5000)
-    assert load_json("[" * 150 + "]" * 150) is not None
+        json_within_depth("[" * 5000 + "]" * 5000)
+    assert json_within_depth("[" * 150 + "]" * 150) is not None
 
 
 def test_sse_lines_are_split_on_every_line_end_and_capped() -> None:

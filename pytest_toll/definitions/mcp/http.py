@@ -25,7 +25,7 @@ from pytest_toll.core.deadline import DeadlinePassed, run_before
 from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, MAX_MESSAGE_BYTES
 from pytest_toll.core.secrets import redact_url, remember_setting
-from pytest_toll.core.textio import TooDeep, describe_size, load_json
+from pytest_toll.core.textio import TooDeep, describe_size, json_within_depth
 from pytest_toll.definitions.mcp.listing import (
     MODERN_VERSION,
     Listing,
@@ -311,7 +311,7 @@ class HttpSession:
         self, method: str, request_id: int, response: httpx.Response, body: bytes
     ) -> Mapping[str, Any]:
         try:
-            data = load_json(body)
+            data = json_within_depth(body)
         except ValueError as error:
             if response.status_code >= 400:
                 raise CouldNotJudge(self._http_fault(method, response, body)) from None
@@ -339,7 +339,7 @@ class HttpSession:
             if event != "message":
                 continue
             try:
-                message = load_json(data)
+                message = json_within_depth(data)
             except ValueError as error:
                 problem = str(error) if isinstance(error, TooDeep) else "not JSON"
                 raise CouldNotJudge(

@@ -31,7 +31,7 @@ from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.inert import inert
 from pytest_toll.core.limits import DEFAULT_TIMEOUT, MAX_MESSAGE_BYTES, STDERR_TAIL_BYTES
 from pytest_toll.core.secrets import remember_setting, scrub_window
-from pytest_toll.core.textio import describe_size, load_json
+from pytest_toll.core.textio import describe_size, json_within_depth
 from pytest_toll.definitions.mcp import process as server_process
 from pytest_toll.definitions.mcp import pumps
 from pytest_toll.definitions.mcp.listing import (
@@ -289,7 +289,7 @@ class StdioSession:
         if not line.strip():
             return None
         try:
-            message = load_json(line)
+            message = json_within_depth(line)
         except ValueError:
             message = None
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
