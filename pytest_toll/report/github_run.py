@@ -141,7 +141,7 @@ def entry_annotations(
                 actions.ANNOTATION_ERROR if severity == "error" else actions.ANNOTATION_WARNING,
                 message,
                 title=f"toll: {label} {finding.get('rule')}",
-                file=file if place is None else place[0],
+                file=file if place is None else inert(place[0]),
                 line=line if place is None else place[1],
             )
             (finding_errors if severity == "error" else warnings).append(annotation)
