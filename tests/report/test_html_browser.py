@@ -165,3 +165,56 @@ def test_treemap_labels_fit_their_tiles_in_a_real_browser(tmp_path: Path) -> Non
     shown = [text for text, _, _ in rows]
     assert "search" in shown  # a short name fits whole
     assert any(text.endswith("…") for text in shown)  # a long one is cut to its tile
+
+
+# Written into the page by the test: for every bar chart, where its label ends, where its bar
+# starts and where its value starts, as chromium lays them out (issue #36 item 9).
+_MEASURE_BARS = """
+var rows = [];
+document.querySelectorAll("svg.chart.bar").forEach(function (svg) {
+  var texts = svg.querySelectorAll("text");
+  var label = texts[0].getBBox();
+  var bar = parseFloat(svg.querySelector("rect").getAttribute("x"));
+  var value = texts[texts.length - 1].getBBox();
+  rows.push([texts[0].textContent, label.x + label.width, bar, value.x]);
+});
+var out = document.createElement("pre");
+out.id = "measured";
+out.textContent = JSON.stringify(rows);
+document.body.appendChild(out);
+"""
+
+
+def test_skill_chart_names_end_before_their_bars_and_values_in_a_real_browser(
+    tmp_path: Path,
+) -> None:
+    import html
+    import json
+    import re
+
+    from pytest_toll.report.html import render_page, skills_section
+
+    names = [
+        "building-production-ready-data-pipelines-with-incremental-backfills",
+        "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW",
+        "pdf",
+        "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm",
+    ]
+    levels = {"metadata": 40.0, "body": 900.0, "references": 300.0}
+    chart = skills_section([(name, levels) for name in names])
+    page = render_page("skills").replace(
+        "</body>", f"{chart}<script>{_MEASURE_BARS}</script></body>"
+    )
+    path = tmp_path / "skills.html"
+    path.write_text(page, encoding="utf-8")
+    loaded = load(path, tmp_path / "profile")
+    assert loaded.console == []
+    found = re.search(r'<pre id="measured">(.*?)</pre>', loaded.dom, re.S)
+    assert found is not None, "the measuring script did not run"
+    rows = json.loads(html.unescape(found.group(1)))
+    assert len(rows) == len(names)
+    for text, label_end, bar_start, value_start in rows:
+        assert label_end < bar_start, (text, label_end, bar_start)
+        assert label_end < value_start, (text, label_end, value_start)
+    shown = [row[0] for row in rows]
+    assert "pdf" in shown and sum(text.endswith("…") for text in shown) == 3
