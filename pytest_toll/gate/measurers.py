@@ -59,24 +59,17 @@ def measure_servers_entry(
     settings = context.settings(entry, where)
     tools_file = entry.get("tools_file")
     source = resolve_server(name, entry, context)
-    command, url, env, cwd, optional = (
-        source.command,
-        source.url,
-        source.env,
-        source.cwd,
-        source.optional,
-    )
     report = weigh_source(
-        command=command,
-        url=url,
+        command=source.command,
+        url=source.url,
         tools_file=None if tools_file is None else context.resolve(str(tools_file)),
-        env=env,
-        cwd=cwd,
+        env=source.env,
+        cwd=source.cwd,
         headers=entry.get("headers"),
         check_order=bool(entry.get("check_order", False)),
         window=context.window,
         settings=settings,
-        **optional,
+        **source.optional,
     )
     results = measure_results_of(name, entry, context, settings, source)
     return EntryMeasurement(
@@ -87,7 +80,7 @@ def measure_servers_entry(
         findings=place_tool_findings(
             _findings(report.findings),
             {tool.name: tool.description for tool in report.records if tool.description},
-            cwd if tools_file is None else context.resolve(str(tools_file)).parent,
+            source.cwd if tools_file is None else context.resolve(str(tools_file)).parent,
             context.root,
         )
         + tuple(finding.as_dict() for cost in results for finding in cost.findings),

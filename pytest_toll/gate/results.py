@@ -74,25 +74,18 @@ def measure_results_of(
         specs = parse_specs(entry.get("results"), f"servers.{name}.results")
     if not specs:
         return []
-    command, url, env, cwd, optional = (
-        source.command,
-        source.url,
-        source.env,
-        source.cwd,
-        source.optional,
-    )
     # Checked and expanded exactly as for its tools/list (definitions.source.list_server).
-    environment = expand_env(_strings(env, "env"))
+    environment = expand_env(_strings(source.env, "env"))
     headers = entry.get("headers")
     sent_headers = expand_headers(_strings(headers, "headers")) if headers else None
     called = call_server(
         [(spec.tool, spec.samples) for spec in specs],
-        command=None if command is None else [str(part) for part in command],
-        url=url,
+        command=None if source.command is None else [str(part) for part in source.command],
+        url=source.url,
         env=environment,
-        cwd=cwd,
+        cwd=source.cwd,
         headers=sent_headers,
-        **optional,
+        **source.optional,
     )
     return [
         measure_result(spec, answer, window=context.window, settings=settings)
