@@ -127,6 +127,9 @@ class FixedCostDict(TypedDict, total=False):
     errors: list[str]
     #: Fixed-cost entries not measured in this run (partial: ``tokens`` is a lower bound).
     unmeasured: list[str]
+    #: Without ``hosts:`` entries, the ``memory:`` entries the figure adds up when they are
+    #: more than one: each is one host's, so the figure is no one host's bill.
+    summed_hosts: list[str]
 
 
 class _PricingFields(TypedDict):
@@ -476,7 +479,17 @@ class SessionReport:
             "complete": not errors and not unmeasured,
             "errors": errors,
             "unmeasured": unmeasured,
+            "summed_hosts": self.summed_hosts,
         }
+
+    @property
+    def summed_hosts(self) -> list[str]:
+        """The ``memory:`` entries a figure without ``hosts:`` entries adds up, when there
+        are two or more of them (one host's each); [] otherwise."""
+        if self.shown_host is not None:
+            return []
+        memory = sorted({e.name for e in self.entries if e.kind == "memory"})
+        return memory if len(memory) > 1 else []
 
     def as_dict(self) -> ReportDict:
         data: ReportDict = {

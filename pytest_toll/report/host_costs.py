@@ -49,6 +49,13 @@ def fixed_cost_subject(fixed: Mapping[str, Any], kinds_label: str) -> str:
     host = fixed.get("host")
     hosts: Mapping[str, Any] = fixed.get("hosts") or {}
     if not host or host not in hosts:
+        summed = fixed.get("summed_hosts") or []
+        if summed:
+            # Several hosts' memory in one figure is no host's bill: say so, and the way out.
+            return (
+                f"{kinds_label}, summed across the memory of {', '.join(summed)}; "
+                "a hosts: entry per host gives each host's own"
+            )
         return kinds_label
     cost = hosts[host]
     if cost.get("mcp_tools") == "eager" or not cost.get("servers"):

@@ -112,3 +112,27 @@ def test_servers_past_the_deferral_threshold_are_a_note() -> None:
     assert "note: claude-code: the servers' definitions (30,000 tok) cross its deferral " in (
         window_line(report)
     )
+
+
+def test_without_hosts_entries_several_hosts_memory_is_said_to_be_a_sum() -> None:
+    """No hosts: entries, memory of two hosts: the figure adds both, so every renderer says it
+    is a sum across them and how to get each host's own; one host's memory is no sum."""
+    from pytest_toll.report.markdown import fixed_cost_line
+    from pytest_toll.report.terminal import window_line
+
+    def memory(name: str, tokens: int) -> EntryResult:
+        return EntryResult("memory", name, f"toll.yaml::memory::{name}", 5, tokens, "o200k",
+                           tokens, None, "passed", parts=[PartResult("CLAUDE.md", tokens, tokens)])  # fmt: skip
+
+    both = SessionReport(ledger="toll.yaml", window=200_000, tolerance=0,
+                         entries=[*report().entries, memory("claude", 900), memory("codex", 700)])  # fmt: skip
+    data = both.as_dict()
+    assert data["fixed_cost"]["host"] is None
+    assert data["fixed_cost"]["summed_hosts"] == ["claude", "codex"]
+    said = "summed across the memory of claude, codex; a hosts: entry per host gives each"
+    assert said in fixed_cost_line(data)
+    assert said in window_line(both)
+    one = SessionReport(ledger="toll.yaml", window=200_000, tolerance=0,
+                        entries=[*report().entries, memory("claude", 900)])  # fmt: skip
+    assert one.as_dict()["fixed_cost"]["summed_hosts"] == []
+    assert "summed across" not in fixed_cost_line(one.as_dict())
