@@ -178,3 +178,17 @@ def test_a_ledger_with_two_byte_order_marks_is_refused_not_read_two_ways(tmp_pat
     path.write_bytes("\ufefftests:\n".encode())
     update_ledger(path, {("tests", "t.py::a", "pin"): 1})
     assert load_ledger(path).data["tests"]["t.py::a"] == {"pin": 1}
+
+
+def test_a_ledger_the_rewriter_cannot_read_is_a_usage_error_naming_its_line(
+    tmp_path: Path,
+) -> None:
+    # Found by the fuzz test above: a tab after "tests:" at a line's end loads, but the
+    # round-trip writer refused it with a scanner traceback; now the update names the line and
+    # leaves the file as it was.
+    path = tmp_path / "toll.yaml"
+    path.write_bytes(b"version: 1\ntests:\t\n")
+    assert load_ledger(path).data["tests"] is None
+    with pytest.raises(UsageError, match=r"toll\.yaml:2: the ledger cannot be rewritten"):
+        update_ledger(path, {("tests", "t.py::a", "pin"): 1})
+    assert path.read_bytes() == b"version: 1\ntests:\t\n"

@@ -382,6 +382,27 @@ def _is_loose(line: str) -> bool:
     return not stripped or stripped.startswith("#")
 
 
+def _round_trip(text: str, shown: Path) -> Any:
+    """The ledger as the round-trip writer reads it (comments, order, quoting kept). It is
+    stricter than the reader in places (a tab after ``key:`` at a line's end); a ledger it
+    cannot read is a usage error naming the place, and nothing is written."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        return _yaml().load(text)
+    except MarkedYAMLError as error:
+        mark = error.problem_mark
+        where = f"{shown}:{mark.line + 1}" if mark is not None else f"{shown}"
+        raise UsageError(
+            f"{where}: the ledger cannot be rewritten: {error.problem}; fix that line and "
+            "run the update again (nothing was written)"
+        ) from None
+    except YAMLError as error:
+        raise UsageError(
+            f"{shown}: the ledger cannot be rewritten: {error}; nothing was written"
+        ) from None
+
+
 def keep_comments(original: str, rendered: str) -> str:
     """``rendered`` with every full-line comment and blank line of ``original`` back before
     the key it preceded there (or, if that key is gone, before the next one that remains)."""
@@ -490,7 +511,7 @@ def rewrite_ledger(
         if fresh is not None and not isinstance(fresh, Mapping):
             raise UsageError(f"{shown}:1: the ledger must be a mapping of sections")
         plan = reconcile(updates, base, fresh or {})
-        document = _yaml().load(text) if fresh is not None else None
+        document = _round_trip(text, shown) if fresh is not None else None
         if document is None:
             from ruamel.yaml.comments import CommentedMap
 
