@@ -207,7 +207,7 @@ def fixed_cost_line(report: ReportDict) -> str:
     return (
         f"Fixed cost per request ({text(fixed_cost_subject(fixed, label))}): "
         f"**{at_least}{tokens:,} tok (o200k)**, ~{shown}% of a {window:,}-token window"
-        + (f" ({gaps})" if gaps else "")
+        + (f" ({text(gaps)})" if gaps else "")
         + (f"; other hosts, each its own: {text(others)}." if others else ".")
         + "".join(f"\n\n> {text(note)}" for note in deferral_notes(fixed))
     )

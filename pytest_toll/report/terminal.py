@@ -67,7 +67,7 @@ def window_line(report: SessionReport) -> str:
     fixed = report.fixed_cost
     share = 100 * fixed / report.window
     # Two decimals below 1% so a small surface does not read as zero.
-    shown = f"{share:.1f}" if share >= 1 else f"{share:.2f}"
+    share_text = f"{share:.1f}" if share >= 1 else f"{share:.2f}"
     gaps = fixed_cost_gaps(report.fixed_cost_dict())
     # A figure that leaves out what could not be measured is a lower bound, and says why.
     at_least = "≥ " if gaps else ""
@@ -77,8 +77,8 @@ def window_line(report: SessionReport) -> str:
     return (
         f"fixed cost per request ({subject}): "
         f"{at_least}{fixed:,} tok "
-        f"(o200k), ~{shown}% of a {report.window:,} window"
-        + (f" ({gaps})" if gaps else "")
+        f"(o200k), ~{share_text}% of a {report.window:,} window"
+        + (f" ({shown(gaps)})" if gaps else "")
         + (f"; other hosts: {others}" if others else "")
         + "".join(f"\nnote: {note}" for note in deferral_notes(fixed_dict))
     )

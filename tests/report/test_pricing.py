@@ -136,3 +136,20 @@ def test_without_hosts_entries_several_hosts_memory_is_said_to_be_a_sum() -> Non
                         entries=[*report().entries, memory("claude", 900)])  # fmt: skip
     assert one.as_dict()["fixed_cost"]["summed_hosts"] == []
     assert "summed across" not in fixed_cost_line(one.as_dict())
+
+
+def test_an_unmeasured_entrys_hostile_name_stays_inside_the_fixed_cost_line() -> None:
+    """Found by the Markdown fuzz test: the names of entries that could not be measured went
+    into the fixed-cost line raw, so a record separator (a line break to splitlines) and a
+    pipe started a stray table row."""
+    from pytest_toll.report.markdown import fixed_cost_line
+    from pytest_toll.report.terminal import window_line
+
+    broken = EntryResult("servers", "a\x1e|b", "toll.yaml::servers::a\x1e|b", 3, None, "o200k",
+                         None, None, "error")  # fmt: skip
+    hostile = SessionReport(ledger="toll.yaml", window=200_000, tolerance=0,
+                            entries=[*report().entries, broken])  # fmt: skip
+    for line in (fixed_cost_line(hostile.as_dict()), window_line(hostile)):
+        assert "could not be measured" in line
+        assert len(line.splitlines()) == 1, line
+        assert "\x1e" not in line
