@@ -106,12 +106,10 @@ def _finding(
     most = max(per_request.values())
     message = (
         f"costs {most:,} tok on every request ({_hosts_words(per_request)}); "
-        f"0 calls in {sessions:,} session{'s' if sessions != 1 else ''}"
+        f"0 calls in {sessions:,} session{'s' if sessions != 1 else ''}; "
+        f"{what} saves {most * PER_REQUESTS:,} tok per {PER_REQUESTS:,} requests"
     )
-    hint = (
-        f"{what} saves {most * PER_REQUESTS:,} tok per {PER_REQUESTS:,} requests; "
-        "`toll usage --fix` proposes each host's own setting"
-    )
+    hint = "`toll usage --fix` proposes each host's own setting; --write writes it"
     return settings.finding("E131", WARN, subject, message, hint)
 
 
