@@ -30,6 +30,7 @@ from pytest_toll.transcripts.usage import (
     display_name,
     newest_sessions,
     session_calls,
+    sessions_in,
 )
 
 #: The ``transcripts:`` key that sets how many of the newest sessions E131 looks at.
@@ -100,7 +101,7 @@ def usage_report(
     summaries = read_summaries(chosen_roots or default_roots(), options)
     files = session_calls(summaries)
     considered = newest_sessions(files, window)
-    held = sum(file.sessions for file in considered)
+    held = sessions_in(considered)
     weighed, failed = weigh_servers(servers, context)
     total = sum(sum(tools.values()) for tools in weighed.values())
     eager = eager_hosts(chosen_hosts, total, context.window)
@@ -123,7 +124,7 @@ def usage_report(
     return UsageReport(
         tools=tuple(rows),
         sessions=held,
-        sessions_found=sum(file.sessions for file in files),
+        sessions_found=sessions_in(files),
         window=window,
         findings=tuple(findings),
         unmeasured=failed,

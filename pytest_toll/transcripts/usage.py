@@ -49,7 +49,9 @@ class SessionCalls:
     """One transcript file's sessions and the calls made in them, by tool name."""
 
     path: str
-    sessions: int
+    #: The sessions' ids (a resumed Claude Code session's file holds the earlier one's too);
+    #: a file that names none is its own session.
+    sessions: frozenset[str]
     calls: Counter[str] = field(default_factory=Counter)
 
 
@@ -69,7 +71,9 @@ def session_calls(summaries: Iterable[FileSummary]) -> list[SessionCalls]:
                 calls[shape] += 1
         else:
             calls.update({shape: tally.calls for shape, tally in summary.shapes.items()})
-        found.append(SessionCalls(summary.path, max(1, len(summary.sessions)), calls))
+        found.append(
+            SessionCalls(summary.path, frozenset(summary.sessions or [summary.path]), calls)
+        )
     return found
 
 
@@ -81,24 +85,30 @@ class ToolCalls:
     sessions: int
 
 
+def sessions_in(files: Iterable[SessionCalls]) -> int:
+    """How many sessions ``files`` hold between them, each id once."""
+    return len(frozenset().union(*(file.sessions for file in files)))
+
+
 def newest_sessions(files: Sequence[SessionCalls], count: int) -> list[SessionCalls]:
     """The newest files holding at least ``count`` sessions between them (all when fewer)."""
     chosen: list[SessionCalls] = []
-    held = 0
+    held: set[str] = set()
     for file in files:
-        if held >= count:
+        if len(held) >= count:
             break
         chosen.append(file)
-        held += file.sessions
+        held |= file.sessions
     return chosen
 
 
 def calls_of(files: Sequence[SessionCalls], names: frozenset[str]) -> ToolCalls:
     """The calls to a tool known by any of ``names``, and the sessions that made one."""
     calls = 0
-    sessions = 0
+    making = []
     for file in files:
         made = sum(file.calls.get(name, 0) for name in names)
         calls += made
-        sessions += file.sessions if made else 0
-    return ToolCalls(calls, sessions)
+        if made:
+            making.append(file)
+    return ToolCalls(calls, sessions_in(making))
