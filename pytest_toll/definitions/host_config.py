@@ -7,6 +7,12 @@ only when asked, each file rewritten atomically and re-read before it is.
   the definition still loads: anthropics/claude-code issue 28669), and Claude Code defers
   MCP tools behind tool search by default (https://code.claude.com/docs/en/mcp), so an
   unused tool costs it nothing per request and nothing is proposed for it.
+  Tool search itself is a setting (``env.ENABLE_TOOL_SEARCH`` in ``.claude/settings.json``
+  or ``settings.local.json``: unset or ``true`` defers every MCP tool, ``auto`` / ``auto:N``
+  only above 10% / N% of the window, ``false`` sends them all on every request;
+  https://platform.claude.com/docs/en/agent-sdk/tool-search): where a repository's setting
+  makes Claude Code send its tools eagerly, the proposal for an unused tool is to defer
+  them (``true``), written in the file that set it.
 - Codex: ``enabled = false`` or ``disabled_tools = [...]`` in the server's
   ``[mcp_servers.<name>]`` table of ``.codex/config.toml`` (openai/codex
   codex-rs/core/src/config/types.rs ``McpServerConfig`` @ 3b205895d9e8b9a399625c6446a2985d65d853e3:
@@ -35,6 +41,11 @@ from pytest_toll.core.parse import load_json, load_toml
 from pytest_toll.core.textio import read_text, write_atomically
 
 CLAUDE_SETTINGS = Path(".claude/settings.local.json")
+#: Claude Code's settings files, the one that wins first (the personal file over the team's).
+CLAUDE_SETTINGS_FILES = (CLAUDE_SETTINGS, Path(".claude/settings.json"))
+TOOL_SEARCH = "ENABLE_TOOL_SEARCH"
+#: ``auto``'s share of the window, above which Claude Code defers the tools.
+TOOL_SEARCH_AUTO_SHARE = 0.10
 CLAUDE_PROJECT_SERVERS = Path(".mcp.json")
 CODEX_CONFIG = Path(".codex/config.toml")
 GEMINI_SETTINGS = Path(".gemini/settings.json")
@@ -101,6 +112,46 @@ def _claude(root: Path, server: str, saving: int) -> Proposal | None:
     changed = {**settings, "disabledMcpjsonServers": [*disabled, server]}
     note = "deferred by tool search already: saves its tools on use and the server's start"
     return Proposal("claude-code", CLAUDE_SETTINGS, setting, saving, _json_text(changed), note)
+
+
+def claude_tool_search(root: Path) -> tuple[str | None, Path | None]:
+    """The repository's ``ENABLE_TOOL_SEARCH`` for Claude Code and the file that sets it."""
+    for path in CLAUDE_SETTINGS_FILES:
+        settings = _json_file(root, path) or {}
+        env = settings.get("env")
+        if isinstance(env, Mapping) and isinstance(env.get(TOOL_SEARCH), str):
+            return str(env[TOOL_SEARCH]).strip().lower(), path
+    return None, None
+
+
+def claude_defers(setting: str | None, servers_total: int, window: int) -> bool:
+    """Whether Claude Code defers the servers' tools under ``setting`` (None: unset)."""
+    if setting is None or setting == "true":
+        return True
+    if setting == "false":
+        return False
+    if setting == "auto" or setting.startswith("auto:"):
+        share = TOOL_SEARCH_AUTO_SHARE
+        if setting.startswith("auto:"):
+            try:
+                share = float(setting[5:]) / 100
+            except ValueError:
+                return True  # a value Claude Code would not read: its default
+        return servers_total > share * window
+    return True
+
+
+def _claude_defer(root: Path, saving: int) -> Proposal | None:
+    setting, path = claude_tool_search(root)
+    if path is None:
+        return None
+    settings = _json_file(root, path)
+    shown_setting = f'"env": {{"{TOOL_SEARCH}": "true"}}'
+    note = f"was {setting!r}: defers every MCP tool behind tool search, these among them"
+    if settings is None:
+        return Proposal("claude-code", path, shown_setting, saving, None, "not JSON: by hand")
+    changed = {**settings, "env": {**settings["env"], TOOL_SEARCH: "true"}}
+    return Proposal("claude-code", path, shown_setting, saving, _json_text(changed), note)
 
 
 def _toml_table(text: str, server: str) -> re.Match[str] | None:
@@ -173,6 +224,12 @@ def propose(
     found: list[Proposal] = []
     for server, tools in unused.items():
         saved = savings.get(server, {})
+        if saved.get("claude-code"):
+            # Claude Code sends these eagerly only because the repository turned tool
+            # search down: turning it back on is its own way to leave them out.
+            deferral = _claude_defer(root, saved["claude-code"])
+            if deferral is not None:
+                found.append(deferral)
         if tools is None:
             claude = _claude(root, server, saved.get("claude-code", 0))
             if claude is not None:

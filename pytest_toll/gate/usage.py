@@ -17,6 +17,7 @@ from typing import Any
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import RuleOverrides
 from pytest_toll.core.hosts import HOSTS
+from pytest_toll.definitions.host_config import claude_defers, claude_tool_search
 from pytest_toll.definitions.source import weigh_source
 from pytest_toll.definitions.usage import DEFAULT_SESSIONS, ToolUse, UsageReport, unused_findings
 from pytest_toll.gate.measurement import EntryContext
@@ -67,14 +68,24 @@ def weigh_servers(
     return weighed, failed
 
 
-def eager_hosts(hosts: Sequence[str], servers_total: int, window: int) -> dict[str, bool]:
+def eager_hosts(
+    hosts: Sequence[str], servers_total: int, window: int, root: Path | None = None
+) -> dict[str, bool]:
     """Per host: whether it pays the servers' definitions on every request, read from the
-    fixed cost's own figures (resident equals on use only for a host that sends them)."""
+    fixed cost's own figures (resident equals on use only for a host that sends them); for
+    Claude Code, the repository's own tool search setting first, when it has one."""
     figures = costs(dict.fromkeys(hosts, 0), servers_total, window)
-    return {
+    eager = {
         host: servers_total > 0 and figure["resident"] == figure["on_use"]
         for host, figure in figures.items()
     }
+    if root is not None and "claude-code" in eager:
+        setting, _ = claude_tool_search(root)
+        if setting is not None:
+            eager["claude-code"] = servers_total > 0 and not claude_defers(
+                setting, servers_total, window
+            )
+    return eager
 
 
 def usage_report(
@@ -104,7 +115,7 @@ def usage_report(
     held = sessions_in(considered)
     weighed, failed = weigh_servers(servers, context)
     total = sum(sum(tools.values()) for tools in weighed.values())
-    eager = eager_hosts(chosen_hosts, total, context.window)
+    eager = eager_hosts(chosen_hosts, total, context.window, context.root)
     rows = []
     for server, tools in weighed.items():
         for tool, tokens in tools.items():

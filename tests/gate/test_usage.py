@@ -196,3 +196,55 @@ def test_fix_proposes_and_writes_only_with_write(
         ("codex", "[mcp_servers.other] enabled = false"),
         ("gemini-cli", '"mcp": {"excluded": ["other"]}'),
     }
+
+
+@pytest.mark.parametrize(
+    ("setting", "eager"),
+    [("false", True), ("auto", False), ("auto:50", True), ("true", False)],
+)
+def test_claude_code_follows_the_repository_tool_search(
+    transcripts: Path, weighed: dict[str, int], setting: str, eager: bool
+) -> None:
+    """Tool search off, or a threshold the tools stay under (auto:50 of a 1,000-token
+    window: the SDK server's ~270 tok stay under 500), sends them on every request; auto's
+    10% they cross, so they are deferred."""
+    root = transcripts.parent
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text(
+        json.dumps({"env": {"ENABLE_TOOL_SEARCH": setting}}), encoding="utf-8"
+    )
+    report = usage_report(
+        {"files": {"command": SDK_SERVER}},
+        {"roots": [str(transcripts)]},
+        EntryContext(root=root, window=1000),
+        hosts=("claude-code",),
+    )
+    rows = {row.tool: row.per_request["claude-code"] for row in report.tools}
+    assert rows == (weighed if eager else dict.fromkeys(weighed, 0))
+
+
+@pytest.mark.slow
+def test_fix_turns_tool_search_back_on(
+    tmp_path: Path, transcripts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _repository(tmp_path, transcripts)
+    (root / ".claude").mkdir()
+    team = root / ".claude" / "settings.json"
+    team.write_text(
+        json.dumps({"model": "opus", "env": {"ENABLE_TOOL_SEARCH": "false", "X": "1"}}),
+        encoding="utf-8",
+    )
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        code, out, _ = run_main(
+            capsys, "usage", "--no-cache", "--host", "claude-code", "--fix", "--write", "--json"
+        )
+    finally:
+        os.chdir(cwd)
+    assert code == 0
+    data = json.loads(out)
+    assert ".claude/settings.json" in data["written"]
+    settings = load_json(team.read_text(encoding="utf-8"), "settings.json")
+    assert settings == {"model": "opus", "env": {"ENABLE_TOOL_SEARCH": "true", "X": "1"}}
+    assert all(tool["per_request"]["claude-code"] == tool["tokens"] for tool in data["tools"])
