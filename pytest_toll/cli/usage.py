@@ -88,11 +88,24 @@ def _unused(report: UsageReport) -> tuple[dict[str, list[str] | None], dict[str,
 
 def _table(report: UsageReport) -> list[str]:
     hosts = list(report.tools[0].per_request) if report.tools else []
-    name_width = max([len("tool"), *(len(tool.name) for tool in report.tools)])
+    name_width = max(
+        [len("tool"), *(len(tool.name) for tool in report.tools)]
+        + [len(f"mcp__{server.server} (all)") for server in report.servers]
+    )
     head = f"  {'tool':<{name_width}}  " + "  ".join(f"{host:>11}" for host in hosts)
     head += f"  {'calls':>6}  {'sessions':>8}  {'saving/1k req':>13}"
     lines = [head]
+    servers = {server.server: server for server in report.servers}
     for tool in report.tools:
+        server = servers.pop(tool.server, None)
+        if server is not None:
+            # The server's own row first: what all its tools cost, and any call to one.
+            total = "  ".join(f"{server.per_request[host]:>11,}" for host in hosts)
+            label = f"mcp__{tool.server} (all)"
+            lines.append(
+                f"  {shown(label):<{name_width}}  {total}  {server.calls:>6,}  "
+                f"{server.sessions:>8,}"
+            )
         cells = "  ".join(f"{tool.per_request[host]:>11,}" for host in hosts)
         most = max(tool.per_request.values(), default=0)
         saving = f"{most * PER_REQUESTS:,}" if tool.calls == 0 and most else "-"

@@ -64,6 +64,24 @@ class ToolUse:
 
 
 @dataclass(frozen=True)
+class ServerUse:
+    """One server: its tools' sum per request per host, and the calls to any of them."""
+
+    server: str
+    per_request: Mapping[str, int]
+    calls: int
+    sessions: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "server": self.server,
+            "per_request": dict(self.per_request),
+            "calls": self.calls,
+            "sessions": self.sessions,
+        }
+
+
+@dataclass(frozen=True)
 class UsageReport:
     """Every tool of the servers measured, joined with the sessions considered."""
 
@@ -75,12 +93,14 @@ class UsageReport:
     findings: tuple[Finding, ...] = ()
     #: Servers that could not be weighed, with why: left out, never counted as unused.
     unmeasured: Mapping[str, str] = field(default_factory=dict)
+    servers: tuple[ServerUse, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "sessions": self.sessions,
             "sessions_found": self.sessions_found,
             "unused_after_sessions": self.window,
+            "servers": [server.as_dict() for server in self.servers],
             "tools": [tool.as_dict() for tool in self.tools],
             "findings": [finding.as_dict() for finding in self.findings],
             "unmeasured": dict(self.unmeasured),

@@ -19,7 +19,13 @@ from pytest_toll.core.findings import RuleOverrides
 from pytest_toll.core.hosts import HOSTS
 from pytest_toll.definitions.host_config import claude_defers, claude_tool_search
 from pytest_toll.definitions.source import weigh_source
-from pytest_toll.definitions.usage import DEFAULT_SESSIONS, ToolUse, UsageReport, unused_findings
+from pytest_toll.definitions.usage import (
+    DEFAULT_SESSIONS,
+    ServerUse,
+    ToolUse,
+    UsageReport,
+    unused_findings,
+)
 from pytest_toll.gate.measurement import EntryContext
 from pytest_toll.gate.results import resolve_server
 from pytest_toll.report.host_costs import costs
@@ -117,7 +123,20 @@ def usage_report(
     total = sum(sum(tools.values()) for tools in weighed.values())
     eager = eager_hosts(chosen_hosts, total, context.window, context.root)
     rows = []
+    server_rows = []
     for server, tools in weighed.items():
+        names = frozenset().union(*(call_names(server, tool) for tool in tools))
+        any_call = calls_of(considered, names)
+        server_rows.append(
+            ServerUse(
+                server=server,
+                per_request={
+                    host: sum(tools.values()) if eager[host] else 0 for host in chosen_hosts
+                },
+                calls=any_call.calls,
+                sessions=any_call.sessions,
+            )
+        )
         for tool, tokens in tools.items():
             calls = calls_of(considered, call_names(server, tool))
             rows.append(
@@ -139,4 +158,5 @@ def usage_report(
         window=window,
         findings=tuple(findings),
         unmeasured=failed,
+        servers=tuple(server_rows),
     )

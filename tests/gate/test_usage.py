@@ -77,6 +77,10 @@ def test_the_server_joined_per_host(transcripts: Path, weighed: dict[str, int]) 
         # Claude Code defers MCP tools; Codex and Gemini CLI send them on every request.
         assert rows[tool].per_request == {"claude-code": 0, "codex": tokens, "gemini-cli": tokens}
     assert (report.sessions, report.sessions_found) == (3, 3)
+    [server] = report.servers
+    total = sum(weighed.values())
+    assert server.per_request == {"claude-code": 0, "codex": total, "gemini-cli": total}
+    assert (server.calls, server.sessions) == (3, 3)  # two reads, one search
     assert [(f.rule, f.severity, f.subject) for f in report.findings] == [
         ("E131", "warn", "mcp__files__write_file")
     ]
