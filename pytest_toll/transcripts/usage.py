@@ -11,6 +11,7 @@ Code session copies earlier calls into its new file.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -27,12 +28,26 @@ _CLAUDE_REFUSED = re.compile(r"[^A-Za-z0-9_-]")
 _GEMINI_REFUSED = re.compile(r"[^A-Za-z0-9_.:-]")
 
 
+#: The longest tool name Codex sends; a longer one keeps its head and ends in its sha1.
+CODEX_MAX_NAME = 64
+
+
+def _codex_cut(name: str) -> str:
+    # codex-rs/core mcp_connection_manager.rs qualify_tools: past 64 characters, the name's
+    # first 24 and the 40 hex digits of its sha1.
+    if len(name) <= CODEX_MAX_NAME:
+        return name
+    digest = hashlib.sha1(name.encode("utf-8"), usedforsecurity=False).hexdigest()
+    return name[: CODEX_MAX_NAME - len(digest)] + digest
+
+
 def call_names(server: str, tool: str) -> frozenset[str]:
     """Every name a host gives ``tool`` of ``server`` in a transcript."""
+    codex = {f"mcp__{server}__{tool}", _CODEX_REFUSED.sub("_", f"mcp__{server}__{tool}")}
     names = {
-        f"mcp__{server}__{tool}",
+        *codex,
+        *(_codex_cut(name) for name in codex),
         _CLAUDE_REFUSED.sub("_", f"mcp__{server}__{tool}"),
-        _CODEX_REFUSED.sub("_", f"mcp__{server}__{tool}"),
         f"{server}__{tool}",
         _GEMINI_REFUSED.sub("_", f"mcp_{server}_{tool}"),
     }

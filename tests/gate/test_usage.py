@@ -5,6 +5,7 @@ here through our own parsers."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -51,6 +52,14 @@ def test_every_host_name_of_a_tool() -> None:
     assert "mcp__my_files__read_file" in names  # Codex's ("-" refused too)
     assert "my-files__read.file" in names  # Codex before 0.40
     assert "mcp_my-files_read.file" in names  # Gemini CLI keeps "-" and "."
+
+
+def test_codex_cuts_a_long_name_to_its_head_and_sha1() -> None:
+    tool = "list_every_repository_in_the_organisation_with_topics"
+    full = f"mcp__github__{tool}"
+    cut = full[:24] + hashlib.sha1(full.encode()).hexdigest()
+    assert len(cut) == 64
+    assert cut in call_names("github", tool)
 
 
 def test_calls_counted_once_by_id_newest_first(transcripts: Path) -> None:
