@@ -116,6 +116,13 @@ def test_a_shorter_description_improves_and_ratchets(demo: Path) -> None:
     # counted as a test, not added again.
     assert "improved by 7 tok, 1 test improved — ratchet with --toll-update" in improved.stdout
     assert (demo / "toll.yaml").read_text(encoding="utf-8") == before  # no write without asking
+    # Cost per use: the transcripts never call delete_note, which the eager hosts pay for
+    # on every request; a warning, so the run still passes.
+    assert (
+        "transcripts: E131 warn mcp__notes__delete_note: costs 78 tok on every request "
+        "(codex, gemini-cli, copilot, cursor; deferred by claude-code); 0 calls in 2 sessions; "
+        "leaving the tool out saves 78,000 tok per 1,000 requests"
+    ) in improved.stdout
 
     ratchet = run_pytest(demo, "--toll-update")
     assert ratchet.returncode == 0, ratchet.stdout + ratchet.stderr

@@ -42,11 +42,13 @@ class Group:
 GROUPS = (
     Group(
         "definitions",
-        "Tool definitions: weigh, fix, diff, results",
+        "Tool definitions: weigh, fix, diff, results, usage",
         "What an MCP server's tool definitions cost, what would shrink them, how two "
-        "reports differ, and what one sample of a tool's result costs. See [Tool "
-        "definitions](../definitions.md) and [Tool results](../results.md).",
-        ("weigh", "fix", "diff", "results"),
+        "reports differ, what one sample of a tool's result costs, and what each tool costs "
+        "per request beside how often transcripts call it. See [Tool "
+        "definitions](../definitions.md), [Tool results](../results.md) and [Cost per "
+        "use](../usage.md).",
+        ("weigh", "fix", "diff", "results", "usage"),
     ),
     Group(
         "skills",

@@ -137,6 +137,8 @@ SCENARIOS = (
             ),
             Show("scan-demo", "toll scan --root transcripts"),
             Show("repeats-demo", "toll repeats --root transcripts"),
+            Show("usage-demo", "toll usage"),
+            Show("usage-fix-demo", "toll usage --host codex --host gemini-cli --fix"),
             Show(
                 "gate-demo",
                 "python -m pytest --toll",

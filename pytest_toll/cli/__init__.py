@@ -51,6 +51,7 @@ VERBS: list[tuple[str, str, str]] = [
     ("weigh", "pytest_toll.cli.weigh", "the token cost of an MCP server's tools, with the rules"),
     ("fix", "pytest_toll.cli.fix", "edits that shrink a server's tools, each saving measured"),
     ("results", "pytest_toll.cli.results", "what one sample of a tool's result costs"),
+    ("usage", "pytest_toll.cli.usage", "each MCP tool's cost per request beside its calls"),
     ("diff", "pytest_toll.cli.diff", "compare two JSON reports; --allow-increase makes it a gate"),
     ("merge", "pytest_toll.cli.merge", "one verdict and one ratchet from the reports of shards"),
     ("measure", "pytest_toll.cli.measure", "what one call costs before it is sent, part by part"),

@@ -62,6 +62,10 @@ class EntryContext:
     #: The ledger's top-level ``model:`` and its catalogue with ``models:`` overrides.
     model: str | None = None
     catalogue: Catalogue | None = None
+    #: The ledger's ``servers:`` section and its ``hosts:`` entries' names: a ``transcripts:``
+    #: entry joins them with the calls it reads (cost per use, E131).
+    servers: Mapping[str, Any] = field(default_factory=dict)
+    hosts: tuple[str, ...] = ()
 
     def settings(self, entry: Mapping[str, Any], where: str) -> RuleOverrides:
         """Ledger-wide rule severities and limits, overridden by the entry's own ``rules``."""

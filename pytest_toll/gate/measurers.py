@@ -23,6 +23,7 @@ from pytest_toll.definitions.source import weigh_source
 from pytest_toll.gate.locate import place_tool_findings, placed
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
 from pytest_toll.gate.results import measure_results_of, resolve_server
+from pytest_toll.gate.usage import usage_report
 from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.skills.rules import subjects_of
 from pytest_toll.surface.agents import AGENT, COMMAND, measure_delegates
@@ -185,11 +186,18 @@ def measure_transcripts_entry(
         source=context.source,
         settings=context.settings({}, "transcripts"),
     )
+    # With servers in the ledger, what each of their tools costs per request is set beside
+    # how often these transcripts call it (E131: paid for, never called).
+    usage = (
+        usage_report(context.servers, entry, context, hosts=context.hosts, roots=roots)
+        if context.servers
+        else None
+    )
     return EntryMeasurement(
         total=int(report.ok_tokens),
         method=O200K,
         parts={},
-        findings=_findings(report.findings),
+        findings=_findings(report.findings) + _findings(usage.findings if usage else ()),
         # Rounded up to 4 decimals as `toll check --init` pins it, so an unchanged history
         # equals its pin rather than "improving" by a rounding error.
         other_pins={"waste_ratio_pin": pinned_ratio(float(report.waste_ratio))},
@@ -197,6 +205,7 @@ def measure_transcripts_entry(
             "sessions": int(report.sessions),
             "calls": int(report.calls),
             "shapes": [row.as_dict() for row in report.top_shapes],
+            **({"usage": usage.as_dict()} if usage else {}),
         },
     )
 

@@ -81,6 +81,8 @@ class TollState:
             source=str(self.ledger.path),
             model=data.get("model"),
             catalogue=self.catalogue,
+            servers=data.get("servers") or {},
+            hosts=tuple(data.get("hosts") or ()),
         )
 
     def add_result(self, data: Mapping[str, object]) -> None:

@@ -76,6 +76,13 @@ RULES: dict[str, RuleHelp] = {
         "Text that tells the model to ignore instructions or act on its own is a prompt "
         "injection risk. Check that the wording is intended; never graded.",
     ),
+    "E131": RuleHelp(
+        "an MCP tool or server paid on every request and not called in the newest sessions",
+        "A host that sends MCP tool definitions eagerly pays for every tool on every request, "
+        "called or not. When the transcripts show no call in the newest sessions "
+        "(transcripts: unused_after_sessions), leave the tool or the server out with the "
+        "host's own setting: toll usage --fix proposes it and --write writes it.",
+    ),
     "S101": RuleHelp(
         "skill frontmatter missing or invalid",
         "SKILL.md needs YAML frontmatter with a lowercase, hyphenated name equal to its folder "

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pytest_toll.core.errors import UsageError
 from pytest_toll.definitions import results as result_rules
 from pytest_toll.definitions import rules
+from pytest_toll.definitions import usage as usage_rules
 from pytest_toll.gate.ledger import (
     DELETE,
     SCHEMA_PATH,
@@ -274,8 +275,9 @@ def test_schema_names_every_rule_and_limit_the_rules_modules_know() -> None:
         *decisions.RULE_IDS,
         *surface_rules.RULE_IDS,
         *result_rules.RULE_IDS,
+        *usage_rules.RULE_IDS,
     ]
-    for module in (rules, skill_rules, decisions, surface_rules, result_rules):
+    for module in (rules, skill_rules, decisions, surface_rules, result_rules, usage_rules):
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
         used = set(re.findall(r'"((?:E|S|TL|M|A|R)\d{3})"', source))
         assert used == set(module.RULE_IDS), module.__name__

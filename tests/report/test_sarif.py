@@ -17,6 +17,7 @@ import pytest
 from pytest_toll.core import project
 from pytest_toll.definitions.results import RULE_IDS as RESULT_RULES
 from pytest_toll.definitions.rules import RULE_IDS as DEFINITION_RULES
+from pytest_toll.definitions.usage import RULE_IDS as USAGE_RULES
 from pytest_toll.gate.ledger import SCHEMA_PATH as LEDGER_SCHEMA
 from pytest_toll.report import badge, sarif
 from pytest_toll.report.rule_help import RULES, TURN_DOWN, rule_help
@@ -119,7 +120,7 @@ def test_every_rule_in_the_log_carries_help_text() -> None:
 
 def test_the_help_table_knows_exactly_the_rules_the_jobs_and_schema_define() -> None:
     defined = set(DEFINITION_RULES) | set(SKILL_RULES) | set(DECISION_RULES) | set(SURFACE_RULES)
-    defined |= set(RESULT_RULES)
+    defined |= set(RESULT_RULES) | set(USAGE_RULES)
     schema = json.loads(LEDGER_SCHEMA.read_text(encoding="utf-8"))
     assert set(RULES) == defined == set(schema["$defs"]["rules"]["propertyNames"]["enum"])
     for rule_id in defined:
