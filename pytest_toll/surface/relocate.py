@@ -435,19 +435,22 @@ class _Planner:
         sections = split_sections(text)
 
         def about(section: Section) -> str | None:
-            folder = folder_of(lines[section.start : section.end], self.copy.path)
+            folder = folder_of(lines[section.start : section.end], self.copy.root)
             kids = children(section, sections)
             if folder and all(
-                folder_of(lines[k.start : k.end], self.copy.path) in (folder, None) for k in kids
+                folder_of(lines[k.start : k.end], self.copy.root) in (folder, None) for k in kids
             ):
                 return folder
             return None
 
+        # Folders are judged in the repository: the copy holds its files, not its empty folders.
         chosen = _top_down(sections, about)
         if not chosen:
             self.notes.append(f"{source} is past Codex's cut, but no section is about one folder")
             return
         folders = sorted({folder for _, folder in chosen})
+        for folder in folders:  # an empty folder of the repository: a working folder still
+            (self.copy.path / folder).mkdir(parents=True, exist_ok=True)
         before = {cwd: self._past(codex, cwd) for cwd in [".", *folders]}
         for section, folder in reversed(chosen):
             self._move_to_folder(source, section, folder)
