@@ -217,3 +217,34 @@ def test_the_cli_keeps_refusing_its_own_flags_after_the_double_dash(tmp_path: Pa
     done = run_toll("fix", "--", sys.executable, "server.py", "--surface", cwd=tmp_path)
     assert done.returncode == 2
     assert "--surface after `--` would go to the server" in done.stderr
+
+
+def test_a_server_s_own_host_flag_after_the_double_dash_is_still_the_server_s(
+    tmp_path: Path,
+) -> None:
+    """``--host`` is the surface mode's, and a flag servers take: after `--` it goes to the
+    server as it did before the surface mode (the server here exits at once: could not
+    judge, never a refusal naming --host)."""
+    done = run_toll(
+        "fix",
+        "--timeout",
+        "5",
+        "--",
+        sys.executable,
+        "-c",
+        "pass",
+        "--host",
+        "0.0.0.0",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert "--host after `--`" not in done.stderr
+
+
+def test_the_tools_mode_still_needs_out_after_write(tmp_path: Path) -> None:
+    (tmp_path / "tools.json").write_text("[]", encoding="utf-8")
+    done = run_toll("fix", "--tools", "tools.json", "--write", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "argument --write: expected one argument" in done.stderr
+    mixed = run_toll("fix", "--surface", ".", "--tools", "tools.json", cwd=tmp_path)
+    assert mixed.returncode == 2 and "--surface reads a repository" in mixed.stderr
