@@ -10,11 +10,16 @@ sections: memory files rarely use them, and a wrong guess would cut prose in two
 **A procedure** (:func:`procedure_test`), decided on the section's lines after its heading
 (blank lines and subheadings left out of the count):
 
-- *steps*: at least :data:`MIN_STEPS` ordered list items (``1.``, ``2)``) and, with the
-  lines that continue them (indented lines under an item) and fenced code blocks, at least
-  :data:`MOSTLY` of the lines; or
+- *steps*: at least :data:`MIN_STEPS` ordered list items (``1.``, ``2)``) that read as
+  steps, not labels (a label is one word, or words all capitalised: "Code Quality" over a
+  list of rules; "Pull main." is a step) and, with the lines that continue them (indented lines
+  under an item) and fenced code blocks, at least :data:`MOSTLY` of the lines; or
 - *a how-to block*: a heading that says so (``How to …``, ``Steps to …``, ``To …``) over a
   body that is at least :data:`MOSTLY` fenced code;
+- never a section whose heading names rules (``Rules``, ``Guidelines``, ``Conventions``,
+  ``Requirements``, ``Policy``, ``Principles``, ``Standards``, ``Style``): a numbered list of
+  rules applies to every task, so it is always-on by nature (the MCP Python SDK's
+  CLAUDE.md numbers its "Core Development Rules");
 - never a section holding an ``@path`` import: its text is not the section's alone (the
   imported file would move out of the memory chain with it).
 
@@ -44,6 +49,11 @@ MOSTLY = 0.6
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\Z")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ORDERED = re.compile(r"^ {0,3}\d{1,9}[.)](?:[ \t]|\Z)")
+_RULES = re.compile(
+    r"\b(?:rules?|guidelines?|conventions?|requirements?|polic(?:y|ies)|principles?|"
+    r"standards?|style)\b",
+    re.IGNORECASE,
+)
 _HOW_TO = re.compile(r"^(?:how[ -]to|steps? to|to)\b", re.IGNORECASE)
 _URL = re.compile(r"[A-Za-z][\w+.-]*://\S+")
 _PATH = re.compile(r"(?<![\w.@/-])(?:\./)?([\w@-][\w.@-]*(?:/[\w.@-]+)*/?)")
@@ -129,12 +139,22 @@ def has_imports(lines: Sequence[str]) -> bool:
     return any(looks_like_path(found.target) for found in find_imports("\n".join(lines)))
 
 
+def _is_label(text: str) -> bool:
+    """An ordered item that names a topic rather than says what to do: one word, or every
+    word capitalised ("Code Quality", "**Type Checking**")."""
+    words = [word.strip("*_`:.") for word in text.split()]
+    words = [word for word in words if word]
+    return len(words) < 2 or all(word[0].isupper() for word in words if word[0].isalpha())
+
+
 def procedure_test(lines: Sequence[str]) -> str | None:
     """Why the section (its heading line first) is a procedure, or None when it is not."""
     if not lines or has_imports(lines):
         return None
     heading = _HEADING.match(lines[0])
     title = (heading.group(2) or "").strip() if heading else ""
+    if _RULES.search(title):
+        return None
     body = list(lines[1:])
     in_code = code_lines(body)
     counted = steps = step_lines = code = 0
@@ -150,8 +170,9 @@ def procedure_test(lines: Sequence[str]) -> str | None:
             in_step = False
             continue  # a subheading is structure, neither step nor prose
         counted += 1
-        if _ORDERED.match(line):
-            steps += 1
+        ordered = _ORDERED.match(line)
+        if ordered:
+            steps += not _is_label(line[ordered.end() :])
             step_lines += 1
             in_step = True
         elif in_step and line[:1] in (" ", "\t"):

@@ -129,7 +129,9 @@ def test_write_refuses_a_path_through_a_symlink_out_of_the_repository(tmp_path: 
 def test_a_small_procedure_that_would_cost_more_than_it_saves_stays(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
-    (root / "CLAUDE.md").write_text("# T\n\n## Do\n\n1. a\n2. b\n3. c\n", encoding="utf-8")
+    (root / "CLAUDE.md").write_text(
+        "# T\n\n## Do\n\n1. Pull it.\n2. Test it.\n3. Push it.\n", encoding="utf-8"
+    )
     fix = fix_surface(root, [CLAUDE_CODE])
     assert fix.moves == () and fix.writes == ()
     assert any("costs more than it saves" in note for note in fix.notes)

@@ -50,7 +50,7 @@ def test_a_how_to_heading_over_a_code_block_is_a_procedure_and_a_bare_code_block
 def test_a_section_with_an_import_is_never_a_procedure() -> None:
     assert procedure_test(lines(RELEASE + "4. Read @docs/release.md.\n")) is None
     # A mention is no import: @octocat names no file.
-    assert procedure_test(lines(RELEASE + "4. Ping @octocat.\n")) == "4 ordered steps"
+    assert procedure_test(lines(RELEASE + "4. Ping @octocat on the issue.\n")) == "4 ordered steps"
 
 
 def test_steps_in_a_code_block_do_not_count_as_steps_but_as_code() -> None:
@@ -133,3 +133,14 @@ def test_any_text_splits_into_nested_sections_within_it(parts: list[str]) -> Non
     for section in found:
         procedure_test(text.split("\n")[section.start : section.end])  # never raises
         slug(section.title)
+
+
+def test_a_numbered_outline_of_rules_is_not_a_procedure() -> None:
+    """The shape of the MCP Python SDK's CLAUDE.md: numbered labels over lists of rules."""
+    outline = (
+        "## Code Formatting\n\n1. Ruff\n   - Format: `ruff format .`\n   - Check: `ruff check .`\n"
+        "2. Type Checking\n   - Tool: `pyright`\n3. Pre-commit\n   - Runs: on git commit\n"
+    )
+    assert procedure_test(lines(outline)) is None
+    rules = RELEASE.replace("## Releasing", "## Core Development Rules")
+    assert procedure_test(lines(rules)) is None
