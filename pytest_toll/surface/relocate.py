@@ -72,6 +72,7 @@ from pytest_toll.surface.sections import (
     Section,
     children,
     folder_of,
+    keeps_in_body,
     procedure_test,
     slug,
     split_sections,
@@ -292,9 +293,23 @@ class _Planner:
             return
         sections = split_sections(text)
         lines = text.split("\n")
-        chosen = _top_down(sections, lambda s: procedure_test(lines[s.start : s.end]))
-        for section, because in reversed(chosen):  # bottom-up: earlier lines keep their place
-            self._procedure(source, folder, section, because)
+        self._procedures_in(source, folder, sections, lines, None)
+
+    def _procedures_in(
+        self,
+        source: str,
+        folder: str,
+        sections: list[Section],
+        lines: list[str],
+        within: Section | None,
+    ) -> None:
+        """The outermost procedures (inside ``within``), bottom-up so earlier lines keep
+        their place; a procedure that cannot move is searched for smaller ones inside it."""
+        inside = [s for s in sections if within is None or within.start < s.start < within.end]
+        chosen = _top_down(inside, lambda s: procedure_test(lines[s.start : s.end]))
+        for section, because in reversed(chosen):
+            if not self._procedure(source, folder, section, because):
+                self._procedures_in(source, folder, sections, lines, section)
 
     def _unique(self, folder: str, name: str) -> str:
         taken = {m.target for m in self.moves}
@@ -306,7 +321,7 @@ class _Planner:
             candidate = f"{name[:60]}-{number}"
         return candidate
 
-    def _procedure(self, source: str, folder: str, section: Section, because: str) -> None:
+    def _procedure(self, source: str, folder: str, section: Section, because: str) -> bool:
         text = self.copy.text(source) or ""
         lines = text.split("\n")[section.start : section.end]
         name = self._unique(folder, slug(section.title))
@@ -329,8 +344,9 @@ class _Planner:
             self.copy.restore(snapshot)
             why = problems or "its skill costs more than it saves"
             self.notes.append(f"{source}:{section.line} {section.title!r} stays: {why}")
-            return
+            return False
         self._keep(move, after)
+        return True
 
     def _skill_problems(self, folder: Path) -> str:
         try:
@@ -368,8 +384,12 @@ class _Planner:
         top = [level for level in levels if not (level == 1 and len(titles) == 1)]
         if not top:
             return
-        candidates = [s for s in sections if s.level == top[0]]
         body_lines = parsed.body.split("\n")
+        candidates = [
+            s
+            for s in sections
+            if s.level == top[0] and not keeps_in_body(body_lines[s.start : s.end])
+        ]
         sizes = {
             s: len("\n".join(body_lines[s.start : s.end])) for s in candidates
         }  # characters: the order only; the saving is re-measured below
@@ -474,7 +494,7 @@ class _Planner:
                 self.copy.path, host.memory, cwd=self.copy.path / folder, max_bytes=self.max_bytes
             )
             if not any(f.path == target and f.loaded != LOST for f in report.files):
-                reached[host.name] = f"does not read {target}"
+                reached[host.name] = f"does not read {target}: the moved text is lost to it"
         changes = self._changes(after, source, reached)
         self._keep(
             Move(

@@ -24,9 +24,16 @@ sections: memory files rarely use them, and a wrong guess would cut prose in two
   imported file would move out of the memory chain with it).
 
 **About one folder** (:func:`folder_of`): the heading names an existing folder of the
-repository (``## frontend``, ``## `packages/api` ``), or every path the section mentions
-(``packages/api/src/x.ts``) lies in one existing folder below the root; the deepest such
-folder is the one. Hidden and vendored folders never count.
+repository (``## frontend``, ``## `packages/api` ``), or the section mentions at least
+:data:`MIN_PATHS` distinct paths (``packages/api/src/x.ts``) and all of them lie in one
+existing folder below the root; the deepest such folder is the one. Hidden and vendored
+folders never count. (One path named twice is a detail, not a subject: openai-agents-python's
+``$release-candidate-prep`` section names ``tests/fixtures/…json`` and is about a skill.)
+
+**The body's own instructions** (:func:`keeps_in_body`): a skill body keeps its procedures,
+its numbered steps (a heading ``3. Run the gates`` or ``Step 3``) and the sections that say
+how to use it (``Workflow``, ``Steps``, ``Quick start``, ``Usage``, ``Instructions``,
+``Overview``, ``When to use``); the rest may move to ``references/``.
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ from pytest_toll.surface.imports import find_imports, looks_like_path
 
 #: Ordered list items a section needs to be a list of steps.
 MIN_STEPS = 3
+#: Distinct paths a section must mention, all in one folder, to be about it by content.
+MIN_PATHS = 2
 #: The share of a section's lines that steps (or code) must be for it to be a procedure.
 MOSTLY = 0.6
 
@@ -52,6 +61,11 @@ _ORDERED = re.compile(r"^ {0,3}\d{1,9}[.)](?:[ \t]|\Z)")
 _RULES = re.compile(
     r"\b(?:rules?|guidelines?|conventions?|requirements?|polic(?:y|ies)|principles?|"
     r"standards?|style)\b",
+    re.IGNORECASE,
+)
+_OWN = re.compile(
+    r"^(?:\d+[.)]|step\s+\d+\b)|\b(?:workflow|steps|quick[ -]?start|usage|instructions|"
+    r"overview|when to use|how to use)\b",
     re.IGNORECASE,
 )
 _HOW_TO = re.compile(r"^(?:how[ -]to|steps? to|to)\b", re.IGNORECASE)
@@ -240,8 +254,18 @@ def folder_of(lines: Sequence[str], root: Path) -> str | None:
         return named.pop()
     if named:
         return None  # the heading names several folders: about none of them alone
-    found = [f for m in _mentions("\n".join(lines[1:])) if (f := _deepest_folder(root, m))]
-    return _common(found) if found else None
+    mentions = set(_mentions("\n".join(lines[1:])))
+    found = [f for m in mentions if (f := _deepest_folder(root, m))]
+    if len(mentions) < MIN_PATHS or len(found) < len(mentions):
+        return None  # too few paths, or some outside any folder: not about one folder
+    return _common(found)
+
+
+def keeps_in_body(lines: Sequence[str]) -> bool:
+    """Whether a skill body's section (heading line first) is the body's own instructions."""
+    heading = _HEADING.match(lines[0]) if lines else None
+    title = (heading.group(2) or "").strip("`*_ ") if heading else ""
+    return bool(_OWN.search(title)) or procedure_test(lines) is not None
 
 
 def slug(title: str, fallback: str = "procedure") -> str:

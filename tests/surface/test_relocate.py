@@ -175,7 +175,14 @@ def test_an_agents_md_past_codex_s_cut_is_split_per_folder(tmp_path: Path) -> No
     (root / "packages" / "api").mkdir(parents=True)
     (root / "web").mkdir()
     filler = "General guidance for every change in this repository, kept short.\n" * 300
-    api = "## The API\n\n" + "Handlers in packages/api/src/handlers.ts return typed errors.\n" * 150
+    api = (
+        "## The API\n\n"
+        + (
+            "Handlers in packages/api/src/handlers.ts return typed errors.\n"
+            "Routes in packages/api/src/routes.ts are registered once.\n"
+        )
+        * 75
+    )
     web = "## Web\n\n" + "Components are function components with hooks only.\n" * 100
     (root / "AGENTS.md").write_text(f"# Repo\n\n{filler}\n{api}\n{web}", encoding="utf-8")
     assert measure_memory(root, "codex").past_cut > 0  # M102 before

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pytest_toll.surface.sections import (
     children,
     folder_of,
+    keeps_in_body,
     procedure_test,
     slug,
     split_sections,
@@ -144,3 +145,27 @@ def test_a_numbered_outline_of_rules_is_not_a_procedure() -> None:
     assert procedure_test(lines(outline)) is None
     rules = RELEASE.replace("## Releasing", "## Core Development Rules")
     assert procedure_test(lines(rules)) is None
+
+
+def test_one_path_named_twice_is_a_detail_not_the_section_s_subject(tmp_path: Path) -> None:
+    """openai-agents-python's ``$release-candidate-prep`` section names one fixture twice."""
+    root = folders(tmp_path, "tests/fixtures")
+    text = [
+        "#### `$release-candidate-prep`",
+        "freezes tests/fixtures/api.json",
+        "tests/fixtures/api.json",
+    ]
+    assert folder_of(text, root) is None
+    # A path outside every folder of the repository makes the section about none of them.
+    assert (
+        folder_of(["## Mixed", "tests/fixtures/a.json tests/fixtures/b.json nowhere/c"], root)
+        is None
+    )
+
+
+def test_a_skill_body_keeps_its_workflow_steps_and_usage() -> None:
+    assert keeps_in_body(["## Workflow", "Read the diff."])
+    assert keeps_in_body(["## 3. Run the readiness gates", "Run them."])
+    assert keeps_in_body(["## Quick start", "x"])
+    assert keeps_in_body(lines(RELEASE.replace("## Releasing", "## Shipping")))
+    assert not keeps_in_body(["## Review dimensions", "| a | b |"])
