@@ -81,6 +81,9 @@ from pytest_toll.surface.sections import (
 #: A skill body over this many tokens moves sections to references/ (S104's
 #: ``skill_body_tokens_without_references``: past it a body should use references).
 BODY_TOKENS = 2000
+#: A section moved out of a skill body must save at least this many tokens per use (a link
+#: line in its place costs a dozen; a smaller move is noise in the body's outline).
+MIN_BODY_SAVING = 100
 #: The cross-host skill folder, preferred when a host reads it (Codex reads it and its own).
 SHARED_SKILLS = ".agents/skills"
 _BOM = b"\xef\xbb\xbf"
@@ -423,9 +426,13 @@ class _Planner:
             self.copy.write(target, "\n".join(moved).rstrip("\n") + "\n")
             self.copy.write(skill_file, _lines_without(current, shifted, [pointer]))
             after, problems = self._measure_one(folder)
-            if after >= before or problems > problems_before:
+            if before - after < MIN_BODY_SAVING or problems > problems_before:
                 self.copy.restore(snapshot)
-                why = "it adds an S1xx finding" if problems > problems_before else "no saving"
+                why = (
+                    "it adds an S1xx finding"
+                    if problems > problems_before
+                    else f"it saves under {MIN_BODY_SAVING} tokens per use"
+                )
                 self.notes.append(f"{skill_file}:{shifted.line} {section.title!r} stays: {why}")
                 continue
             move = Move(
@@ -472,11 +479,34 @@ class _Planner:
         for folder in folders:  # an empty folder of the repository: a working folder still
             (self.copy.path / folder).mkdir(parents=True, exist_ok=True)
         before = {cwd: self._past(codex, cwd) for cwd in [".", *folders]}
+        applied = []
         for section, folder in reversed(chosen):
-            self._move_to_folder(source, section, folder)
+            target = self._move_to_folder(source, section, folder)
+            bills = self.current, self.bills()
+            applied.append((section, folder, target, bills))
+            self.current = bills[1]
         self.cut = [CutChange(cwd, before[cwd], self._past(codex, cwd)) for cwd in before]
+        # Whether a host reaches the moved text is judged once every section has moved: a
+        # folder's file is past the cut until the root is short enough.
+        for section, folder, target, (earlier, later) in applied:
+            reached: dict[str, str] = {}
+            for host in self.hosts:
+                report = measure_memory(
+                    self.copy.path, host.memory, cwd=self.copy.path / folder,
+                    max_bytes=self.max_bytes,
+                )  # fmt: skip
+                if not any(f.path == target and f.loaded != LOST for f in report.files):
+                    reached[host.name] = f"does not read {target}: the moved text is lost to it"
+            self.current = earlier
+            changes = self._changes(later, source, reached)
+            move = Move(
+                SPLIT, source, section.line, section.title, target, f"about {folder}/",
+                tuple(changes),
+            )  # fmt: skip
+            self._keep(move, later)
 
-    def _move_to_folder(self, source: str, section: Section, folder: str) -> None:
+    def _move_to_folder(self, source: str, section: Section, folder: str) -> str:
+        """Move the section to the folder's memory file (in the copy); that file's name."""
         text = self.copy.text(source) or ""
         moved = text.split("\n")[section.start : section.end]
         names = [f"{folder}/{n}" for n in ("AGENTS.override.md", "AGENTS.md")]
@@ -487,27 +517,7 @@ class _Planner:
             target, block if existing is None else existing.rstrip("\n") + "\n\n" + block
         )
         self.copy.write(source, _lines_without(text, section, []))
-        after = self.bills()
-        reached: dict[str, str] = {}
-        for host in self.hosts:
-            report = measure_memory(
-                self.copy.path, host.memory, cwd=self.copy.path / folder, max_bytes=self.max_bytes
-            )
-            if not any(f.path == target and f.loaded != LOST for f in report.files):
-                reached[host.name] = f"does not read {target}: the moved text is lost to it"
-        changes = self._changes(after, source, reached)
-        self._keep(
-            Move(
-                SPLIT,
-                source,
-                section.line,
-                section.title,
-                target,
-                f"about {folder}/",
-                tuple(changes),
-            ),
-            after,
-        )
+        return target
 
     def report(self, root: Path) -> SurfaceFix:
         totals = tuple(
@@ -538,9 +548,11 @@ def fix_surface(
     with tempfile.TemporaryDirectory(prefix="toll-fix-") as temporary:
         copy = _Copy(root, Path(temporary) / "repository")
         planner = _Planner(copy, chosen, body_tokens, max_bytes, settings or RuleOverrides())
+        # The split first: while the root file is past the cut, a section taken out of it
+        # only lets more of its tail in, and a procedure moved would save Codex nothing.
+        planner.split()
         planner.procedures()
         planner.references()
-        planner.split()
         return planner.report(root)
 
 

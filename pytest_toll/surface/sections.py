@@ -31,9 +31,11 @@ folders never count. (One path named twice is a detail, not a subject: openai-ag
 ``$release-candidate-prep`` section names ``tests/fixtures/…json`` and is about a skill.)
 
 **The body's own instructions** (:func:`keeps_in_body`): a skill body keeps its procedures,
-its numbered steps (a heading ``3. Run the gates`` or ``Step 3``) and the sections that say
+its numbered steps (a heading ``3. Run the gates`` or ``Step 3``), the sections that say
 how to use it (``Workflow``, ``Steps``, ``Quick start``, ``Usage``, ``Instructions``,
-``Overview``, ``When to use``); the rest may move to ``references/``.
+``Overview``, ``When to use``) and the ones that bound it (a heading naming rules, a
+policy, its purpose, boundaries, guarantees or constraints: what the agent must hold to
+whenever the skill runs); the rest may move to ``references/``.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ _OWN = re.compile(
     r"overview|when to use|how to use)\b",
     re.IGNORECASE,
 )
+_BOUNDS = re.compile(r"\b(?:purpose|boundar(?:y|ies)|guarantees?|constraints?)\b", re.I)
 _HOW_TO = re.compile(r"^(?:how[ -]to|steps? to|to)\b", re.IGNORECASE)
 _URL = re.compile(r"[A-Za-z][\w+.-]*://\S+")
 _PATH = re.compile(r"(?<![\w.@/-])(?:\./)?([\w@-][\w.@-]*(?:/[\w.@-]+)*/?)")
@@ -265,7 +268,9 @@ def keeps_in_body(lines: Sequence[str]) -> bool:
     """Whether a skill body's section (heading line first) is the body's own instructions."""
     heading = _HEADING.match(lines[0]) if lines else None
     title = (heading.group(2) or "").strip("`*_ ") if heading else ""
-    return bool(_OWN.search(title)) or procedure_test(lines) is not None
+    return bool(_OWN.search(title) or _RULES.search(title) or _BOUNDS.search(title)) or (
+        procedure_test(lines) is not None
+    )
 
 
 def slug(title: str, fallback: str = "procedure") -> str:
