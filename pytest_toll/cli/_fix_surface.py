@@ -16,8 +16,9 @@ from pytest_toll.cli.options import positive_whole_number
 from pytest_toll.core.errors import UsageError
 from pytest_toll.core.hosts import BY_MEMORY, HOSTS, host_named
 from pytest_toll.surface.bill import host_bill
-from pytest_toll.surface.relocate import BODY_TOKENS, fix_surface, write_fix
+from pytest_toll.surface.relocate import BODY_TOKENS, fix_surface
 from pytest_toll.surface.relocate_report import SurfaceFix, render_surface_fix
+from pytest_toll.surface.workcopy import write_fix
 
 #: ``--write`` given without OUT: in the surface mode, apply the edits to the repository.
 WRITE_IN_PLACE = "\0in place"

@@ -25,44 +25,33 @@ copy re-measured before the move is kept (a move that saves nothing is undone an
    folder, and no longer fills a session started anywhere else. Re-measured: bytes past the
    cut at the root and in each folder written to.
 
-Every read goes through the Files door; the copy is written with ``write_atomically``;
-:func:`write_fix` writes exactly the reported files under the repository, refusing a path
-that leaves it, a symlink, or a file changed since it was measured.
+Every read goes through the Files door; the copy (:mod:`pytest_toll.surface.workcopy`) is
+written with ``write_atomically``, and its ``write_fix`` writes exactly the reported files
+under the repository, refusing a path that leaves it, a symlink, or a file changed since it
+was measured.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import INFO, RuleOverrides
 from pytest_toll.core.hosts import HOSTS, Host
-from pytest_toll.core.limits import MAX_SKILL_FILE_BYTES
-from pytest_toll.core.textio import (
-    decode_text,
-    is_inside,
-    is_regular_file,
-    read_inside_root,
-    resolves_inside,
-    walk_inside,
-    write_atomically,
-)
 from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.skills.parse import parse_skill_file
 from pytest_toll.surface.bill import HostBill, has_files, host_bill
-from pytest_toll.surface.files import SKIPPED_DIRECTORIES, relative
-from pytest_toll.surface.memory import CODEX_MAX_BYTES, LOST, committed, measure_memory
+from pytest_toll.surface.files import relative
+from pytest_toll.surface.memory import CODEX_MAX_BYTES, LOST, measure_memory
 from pytest_toll.surface.records import ALWAYS_ON
 from pytest_toll.surface.relocate_report import (
     REFERENCE,
     SKILL,
     SPLIT,
     CutChange,
-    FileWrite,
     HostChange,
     HostTotal,
     Move,
@@ -77,6 +66,7 @@ from pytest_toll.surface.sections import (
     slug,
     split_sections,
 )
+from pytest_toll.surface.workcopy import Copy
 
 #: A skill body over this many tokens moves sections to references/ (S104's
 #: ``skill_body_tokens_without_references``: past it a body should use references).
@@ -86,84 +76,6 @@ BODY_TOKENS = 2000
 MIN_BODY_SAVING = 100
 #: The cross-host skill folder, preferred when a host reads it (Codex reads it and its own).
 SHARED_SKILLS = ".agents/skills"
-_BOM = b"\xef\xbb\xbf"
-
-
-class _Copy:
-    """The repository's files in a temporary folder: edited and measured there, never in
-    the repository; each file's first text remembered, so the edits are known exactly."""
-
-    def __init__(self, root: Path, into: Path) -> None:
-        self.root = root
-        self.path = into
-        self.notes: list[str] = []
-        #: Each touched file's text in the repository (None: it did not exist).
-        self.original: dict[str, str | None] = {}
-        #: Per file: written with CRLF line endings, with a BOM.
-        self.shape: dict[str, tuple[bool, bool]] = {}
-        real_root = os.path.realpath(root)
-        for path in walk_inside(root, root, skip=SKIPPED_DIRECTORIES):
-            name = relative(path, root)
-            target = into / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if path.is_symlink():
-                # Kept a link (inside the copy), so a file reached twice is still one file.
-                real = os.path.realpath(path)
-                if is_inside(real, real_root):
-                    os.symlink(
-                        os.path.relpath(into / relative(real, real_root), target.parent), target
-                    )
-                continue
-            if path.name == "CLAUDE.local.md" and not committed(root, path):
-                continue  # each user's own: the measure of the repository leaves it out too
-            try:
-                data = read_inside_root(path, root, MAX_SKILL_FILE_BYTES)
-            except CouldNotJudge as error:
-                self.notes.append(f"not copied, so not measured: {error}")
-                continue
-            target.write_bytes(data)  # bytes read through the door, into our own temp folder
-
-    def text(self, name: str) -> str | None:
-        """The current text of ``name`` in the copy (newlines as ``\\n``), or None."""
-        path = self.path / name
-        if not is_regular_file(path):
-            return None
-        data = read_inside_root(path, self.path, MAX_SKILL_FILE_BYTES)
-        text = decode_text(data, name)
-        self.shape.setdefault(name, ("\r\n" in text, data.startswith(_BOM)))
-        return text.replace("\r\n", "\n").replace("\r", "\n")
-
-    def write(self, name: str, text: str | None) -> None:
-        """Write ``text`` to ``name`` in the copy (None removes it), remembering the first."""
-        if name not in self.original:
-            self.original[name] = self.text(name)
-        path = self.path / name
-        if text is None:
-            if path.exists():
-                path.unlink()
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, self.on_disk(name, text))
-
-    def on_disk(self, name: str, text: str) -> str:
-        crlf, bom = self.shape.get(name, (False, False))
-        text = text.replace("\n", "\r\n") if crlf else text
-        return ("\ufeff" + text) if bom else text
-
-    def snapshot(self) -> dict[str, str | None]:
-        return {name: self.text(name) for name in self.original}
-
-    def restore(self, snapshot: dict[str, str | None]) -> None:
-        for name in list(self.original):
-            self.write(name, snapshot.get(name, self.original[name]))
-
-    def writes(self) -> tuple[FileWrite, ...]:
-        found = []
-        for name in sorted(self.original):
-            before, after = self.original[name], self.text(name)
-            if after is not None and after != before:
-                found.append(FileWrite(name, before, after))
-        return tuple(found)
 
 
 def _lines_without(text: str, section: Section, replacement: list[str]) -> str:
@@ -223,7 +135,7 @@ def _bytes_past(report_files: Sequence[object]) -> int:
 class _Planner:
     def __init__(
         self,
-        copy: _Copy,
+        copy: Copy,
         hosts: Sequence[Host],
         body_tokens: int,
         max_bytes: int,
@@ -342,14 +254,25 @@ class _Planner:
         }
         changes = self._changes(after, source, reached)
         problems = self._skill_problems(self.copy.path / folder / name)
-        move = Move(SKILL, source, section.line, section.title, target, because, tuple(changes))
+        line = self._original_line(source, text.split("\n")[section.start], section.start)
+        move = Move(SKILL, source, line, section.title, target, because, tuple(changes))
         if problems or not any(c.saving > 0 for c in changes):
             self.copy.restore(snapshot)
             why = problems or "its skill costs more than it saves"
-            self.notes.append(f"{source}:{section.line} {section.title!r} stays: {why}")
+            self.notes.append(f"{source}:{line} {section.title!r} stays: {why}")
             return False
         self._keep(move, after)
         return True
+
+    def _original_line(self, name: str, heading: str, index: int) -> int:
+        """The 1-based line of a heading in the file as the repository has it: an earlier
+        move (the split) took lines out above it, never added any."""
+        original = self.copy.original.get(name)
+        if original is None:
+            return index + 1  # not edited yet: the lines are the repository's
+        lines = original.split("\n")
+        found = [n for n in range(index, len(lines)) if lines[n] == heading]
+        return (found[0] if found else index) + 1
 
     def _skill_problems(self, folder: Path) -> str:
         try:
@@ -546,7 +469,7 @@ def fix_surface(
         raise CouldNotJudge(f"{root}: not a folder")
     chosen = list(hosts or [host for host in HOSTS.values() if has_files(root, host)])
     with tempfile.TemporaryDirectory(prefix="toll-fix-") as temporary:
-        copy = _Copy(root, Path(temporary) / "repository")
+        copy = Copy(root, Path(temporary) / "repository")
         planner = _Planner(copy, chosen, body_tokens, max_bytes, settings or RuleOverrides())
         # The split first: while the root file is past the cut, a section taken out of it
         # only lets more of its tail in, and a procedure moved would save Codex nothing.
@@ -554,38 +477,3 @@ def fix_surface(
         planner.procedures()
         planner.references()
         return planner.report(root)
-
-
-def write_fix(root: Path, fix: SurfaceFix) -> SurfaceFix:
-    """Write exactly ``fix``'s files under ``root``, each atomically, after checking them
-    all: a path that leaves the repository, a symlink, or a file whose text is no longer
-    what was measured is a ``UsageError`` and nothing is written."""
-    root = Path(root)
-    for write in fix.writes:
-        parts = Path(write.path).parts
-        target = root / write.path
-        if Path(write.path).is_absolute() or ".." in parts:
-            raise UsageError(f"{write.path}: outside {root}; nothing written")
-        ancestor = target
-        while not ancestor.exists() and ancestor != root:
-            ancestor = ancestor.parent
-        if not resolves_inside(ancestor, root) or os.path.islink(target):
-            raise UsageError(f"{write.path}: leaves {root} or is a symlink; nothing written")
-        now = None
-        if os.path.lexists(target):
-            data = read_inside_root(target, root, MAX_SKILL_FILE_BYTES)
-            now = decode_text(data, write.path).replace("\r\n", "\n").replace("\r", "\n")
-        if now != write.before:
-            raise UsageError(f"{write.path}: changed since it was measured; nothing written")
-    for write in fix.writes:
-        target = root / write.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = write.after
-        if write.before is not None:
-            data = read_inside_root(target, root, MAX_SKILL_FILE_BYTES)
-            if b"\r\n" in data:
-                text = text.replace("\n", "\r\n")
-            if data.startswith(_BOM):
-                text = "\ufeff" + text
-        write_atomically(target, text)
-    return SurfaceFix(fix.root, fix.moves, fix.totals, fix.cut, fix.writes, fix.notes, True)

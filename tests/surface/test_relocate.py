@@ -16,8 +16,9 @@ from pytest_toll.core.hosts import CLAUDE_CODE, CODEX, HOSTS
 from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.surface.bill import host_bill
 from pytest_toll.surface.memory import measure_memory
-from pytest_toll.surface.relocate import fix_surface, write_fix
+from pytest_toll.surface.relocate import fix_surface
 from pytest_toll.surface.relocate_report import REFERENCE, SKILL, SPLIT, render_surface_fix
+from pytest_toll.surface.workcopy import write_fix
 
 RELEASE = """## Releasing a version
 
