@@ -258,3 +258,32 @@ def test_the_tools_mode_still_needs_out_after_write(tmp_path: Path) -> None:
     assert "argument --write: expected one argument" in done.stderr
     mixed = run_toll("fix", "--surface", ".", "--tools", "tools.json", cwd=tmp_path)
     assert mixed.returncode == 2 and "--surface reads a repository" in mixed.stderr
+
+
+def test_a_procedure_that_cannot_move_is_searched_for_smaller_ones(tmp_path: Path) -> None:
+    """The outer section names a repository file its skill folder would not hold (S106):
+    it stays, and the procedure inside it without that name moves alone."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    testing = (
+        "### Testing\n\n1. Read [the guide](tests/README.md) before adding a test.\n"
+        "2. Write the test beside its module.\n3. Run the whole suite once.\n"
+    )
+    release = RELEASE.replace("## Releasing a version", "### Releasing a version")
+    (root / "CLAUDE.md").write_text(
+        f"# Service\n\nIntro.\n\n## Operations\n\n{testing}\n{release}", encoding="utf-8"
+    )
+    fix = fix_surface(root, [CLAUDE_CODE])
+    assert [move.heading for move in fix.moves] == ["Releasing a version"]
+    assert any("'Operations' stays: S106" in note for note in fix.notes)
+
+
+def test_a_crlf_memory_file_stays_crlf_and_measures_as_reported(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "CLAUDE.md").write_bytes(MEMORY.replace("\n", "\r\n").encode())
+    fix = fix_surface(root, [CLAUDE_CODE])
+    write_fix(root, fix)
+    data = (root / "CLAUDE.md").read_bytes()
+    assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert host_bill(root, CLAUDE_CODE).total == fix.totals[0].after
