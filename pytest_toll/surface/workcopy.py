@@ -119,10 +119,16 @@ def write_fix(root: Path, fix: SurfaceFix) -> SurfaceFix:
         target = root / write.path
         if Path(write.path).is_absolute() or ".." in parts:
             raise UsageError(f"{write.path}: outside {root}; nothing written")
-        ancestor = target
-        while not ancestor.exists() and ancestor != root:
-            ancestor = ancestor.parent
-        if not resolves_inside(ancestor, root) or os.path.islink(target):
+        # Every folder on the way must be a real folder inside the repository (a link, even
+        # a dangling one, could take the write elsewhere), and the file itself no link.
+        folder = root
+        for part in parts[:-1]:
+            folder = folder / part
+            if os.path.islink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
+                raise UsageError(
+                    f"{write.path}: {folder} is a link or not a folder; nothing written"
+                )
+        if os.path.islink(target) or not resolves_inside(target.parent, root):
             raise UsageError(f"{write.path}: leaves {root} or is a symlink; nothing written")
         now = None
         if os.path.lexists(target):

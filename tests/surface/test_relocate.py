@@ -122,9 +122,16 @@ def test_write_refuses_a_path_through_a_symlink_out_of_the_repository(tmp_path: 
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (root / ".claude").symlink_to(outside)
-    with pytest.raises(UsageError, match="leaves"):
+    with pytest.raises(UsageError, match="is a link or not a folder"):
         write_fix(root, fix)
     assert list(outside.iterdir()) == []
+    # A dangling link is refused too: the write would create its target wherever it points.
+    (root / ".claude").unlink()
+    (root / ".claude").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(UsageError, match="is a link or not a folder"):
+        write_fix(root, fix)
+    assert not (tmp_path / "nowhere").exists()
+    assert (root / "CLAUDE.md").read_text(encoding="utf-8") == MEMORY
 
 
 def test_a_small_procedure_that_would_cost_more_than_it_saves_stays(tmp_path: Path) -> None:
