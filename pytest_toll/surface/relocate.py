@@ -63,6 +63,7 @@ from pytest_toll.surface.sections import (
     folder_of,
     keeps_in_body,
     procedure_test,
+    shift_headings,
     slug,
     split_sections,
 )
@@ -110,13 +111,7 @@ def _skill_text(name: str, title: str, source: str, lines: list[str], level: int
         f'Use when a task calls for "{shown}": the step-by-step procedure moved from {source} '
         "(read on every request) to this skill (read when used)."
     )
-    body = []
-    for line in lines:
-        stripped = line.lstrip(" ")
-        if stripped.startswith("#") and level > 1:
-            hashes = len(stripped) - len(stripped.lstrip("#"))
-            line = "#" * max(1, hashes - level + 1) + stripped[hashes:]
-        body.append(line)
+    body = shift_headings(lines, level - 1)
     return (
         f"---\nname: {name}\ndescription: {json.dumps(description, ensure_ascii=False)}\n---\n\n"
         + "\n".join(body).rstrip("\n")

@@ -273,6 +273,21 @@ def keeps_in_body(lines: Sequence[str]) -> bool:
     )
 
 
+def shift_headings(lines: Sequence[str], up: int) -> list[str]:
+    """``lines`` with every heading (outside code blocks) ``up`` levels higher, never above
+    ``#``: a ``##`` section becomes a skill's ``#`` title, its ``###`` its ``##``."""
+    in_code = code_lines(lines)
+    shifted = []
+    for line, is_code in zip(lines, in_code):
+        match = None if is_code else _HEADING.match(line)
+        if match:
+            hashes = match.group(1)
+            at = line.index(hashes)
+            line = "#" * max(1, len(hashes) - up) + line[at + len(hashes) :]
+        shifted.append(line)
+    return shifted
+
+
 def slug(title: str, fallback: str = "procedure") -> str:
     """A skill's or a reference's name from a heading: lowercase ASCII letters and digits in
     hyphen-separated words, at most 64 characters (the Agent Skills name rule)."""

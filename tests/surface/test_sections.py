@@ -13,6 +13,7 @@ from pytest_toll.surface.sections import (
     folder_of,
     keeps_in_body,
     procedure_test,
+    shift_headings,
     slug,
     split_sections,
 )
@@ -169,3 +170,11 @@ def test_a_skill_body_keeps_its_workflow_steps_and_usage() -> None:
     assert keeps_in_body(["## Quick start", "x"])
     assert keeps_in_body(lines(RELEASE.replace("## Releasing", "## Shipping")))
     assert not keeps_in_body(["## Review dimensions", "| a | b |"])
+
+
+def test_headings_shift_up_and_code_blocks_stay_as_written() -> None:
+    section = ["## Deploy", "", "### Check", "```sh", "## not a heading", "  # a comment", "```"]
+    assert shift_headings(section, 1) == [
+        "# Deploy", "", "## Check", "```sh", "## not a heading", "  # a comment", "```",
+    ]  # fmt: skip
+    assert shift_headings(["  ### Deep"], 5) == ["# Deep"]
