@@ -3,6 +3,7 @@ about one folder), and the splitter under them, on real text and on any text."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -109,6 +110,9 @@ def test_a_slug_is_a_valid_skill_name() -> None:
     assert len(long) <= 64 and not long.endswith("-")
 
 
+#: A root with no folders: the folder test must still read any section without raising.
+NO_FOLDERS = Path(__file__).parent / "no-such-folder"
+
 MARKDOWN = st.lists(
     st.sampled_from(
         ["# T", "## A", "### B", "####### seven", "```", "~~~", "1. step", "   continued",
@@ -133,8 +137,14 @@ def test_any_text_splits_into_nested_sections_within_it(parts: list[str]) -> Non
             crossing = section.start < other.start < section.end < other.end
             assert not crossing
     for section in found:
-        procedure_test(text.split("\n")[section.start : section.end])  # never raises
-        slug(section.title)
+        part = text.split("\n")[section.start : section.end]
+        procedure_test(part)  # never raises
+        keeps_in_body(part)
+        folder_of(part, NO_FOLDERS)
+        assert len(shift_headings(part, 2)) == len(part)
+        name = slug(section.title)
+        assert name == "procedure" or re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", name)
+        assert len(name) <= 64
 
 
 def test_a_numbered_outline_of_rules_is_not_a_procedure() -> None:
