@@ -5,6 +5,7 @@ only: the demo's stdio MCP server and pytest itself run as subprocesses."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -167,3 +168,31 @@ def test_the_demo_server_speaks_mcp_to_the_official_client() -> None:
         found
         == "n1: Deploying the API — Merge to main, wait for the canary, then run `make promote`."
     )
+
+
+@pytest.mark.slow
+def test_the_demo_s_procedure_moves_to_a_skill_and_the_written_result_measures_as_reported(
+    demo: Path,
+) -> None:
+    """``toll fix --surface --write`` on the demo: its CLAUDE.md's procedure becomes a skill,
+    and ``toll surface`` on the written demo says what the fix reported."""
+
+    def toll(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest_toll", *args], cwd=demo, env=clean_env(),
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    fixed = toll("fix", "--surface", "--host", "claude-code", "--write", "--json")
+    assert fixed.returncode == 0, fixed.stderr
+    report = json.loads(fixed.stdout)
+    assert report["written"] is True
+    [move] = report["moves"]
+    assert move["heading"] == "Adding a tool to the notes server"
+    total = report["hosts"][0]
+    assert total["host"] == "claude-code" and total["saved"] > 0
+    measured = toll("surface", "--host", "claude-code", "--json")
+    assert measured.returncode == 0, measured.stderr
+    bills = json.loads(measured.stdout)["fixed_cost"]
+    assert bills["claude-code"]["total"] == total["after"]
+    assert "1. Add the tool" not in (demo / "CLAUDE.md").read_text(encoding="utf-8")

@@ -156,6 +156,9 @@ SCENARIOS = (
             Show("gate-improved", "python -m pytest --toll --toll-update"),
             Commit(("toll.yaml",), "ratchet: read_note trimmed", "2026-12-01T09:00:00+00:00"),
             Show("trend-demo", "toll trend"),
+            Show("fix-surface-demo", "toll fix --surface --host claude-code --host codex"),
+            Show("fix-surface-write", "toll fix --surface --host claude-code --write"),
+            Show("fix-surface-skills", "toll skills .claude/skills"),
         ),
     ),
     Scenario(

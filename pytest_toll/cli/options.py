@@ -168,6 +168,9 @@ def _refuse_own_flags(args: argparse.Namespace, command: list[str]) -> None:
     if parser is None or not command:
         return
     own = set(parser._option_string_actions)  # every option string the verb defines
+    # Flags of another mode that servers commonly take themselves (``toll fix --surface``'s
+    # --host): after `--` they stay the server's, as they were before that mode existed.
+    own -= set(getattr(args, "server_flags", ()))
     misplaced = [word for word in command[1:] if word.split("=", 1)[0] in own]
     if not misplaced:
         return
