@@ -166,3 +166,14 @@ def test_toll_today_names_the_day_acknowledgements_are_judged_on(
 def test_toll_init_dates_what_it_found_by_toll_today(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOLL_TODAY", "2026-11-30")
     assert Starter(Discovery(Path("."))).today == "2026-11-30"
+
+
+def test_a_toll_today_that_is_not_a_day_stops_the_gate_before_it_runs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even with no acknowledgement to read it: a typo must not leave the clock's day in use."""
+    pytester.path.joinpath("toll.yaml").write_text("version: 1\n", encoding="utf-8")
+    monkeypatch.setenv("TOLL_TODAY", "tomorrow")
+    result = pytester.runpytest("--toll", "toll.yaml", *QUIET)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*TOLL_TODAY: must be a day as YYYY-MM-DD, not 'tomorrow'*"])
