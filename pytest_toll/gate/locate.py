@@ -9,7 +9,8 @@ separated; absolute when outside it) and ``line``:
   ``description:``), the line that names a broken reference, or the line an injection was
   found on (in SKILL.md or the reference file the message names); else SKILL.md's first line;
 - a memory finding: the ``@import`` line (M101 names it), or the file Codex loses (M102);
-- a subagent's or command's finding: its own file, at the frontmatter key it is about;
+- a subagent's or command's finding: its own file, at the frontmatter key it is about (and
+  so for a plugin's component: its skill's SKILL.md line, its subagent's or command's file);
 - a server's tool finding: the tool's description in the repository's source, only when its
   first line is found verbatim in exactly one file (a description built at run time, or one
   repeated in several files, stays at the ledger line rather than point at a guess).

@@ -343,13 +343,28 @@ def measure_plugins_entry(
         total=report.total,
         method=report.method,
         parts={component.name: component.always_on for component in report.components},
-        findings=_findings(report.findings),
+        # A component's finding points at its SKILL.md line or its file, as on its own.
+        findings=placed(
+            placed(
+                _findings(report.findings),
+                {c.name: Path(c.path) for c in report.components if c.path and _is_skill(c.name)},
+                context.root,
+                "skill",
+            ),
+            {c.name: Path(c.path) for c in report.components if c.path and not _is_skill(c.name)},
+            context.root,
+            "delegate",
+        ),
         detail={
             "components": [component.as_dict() for component in report.components],
             "hooks": list(report.hooks),
             "mcp_servers": list(report.mcp_servers),
         },
     )
+
+
+def _is_skill(component: str) -> bool:
+    return component.startswith("skills/")
 
 
 def measure_hosts_entry(

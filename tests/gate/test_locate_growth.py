@@ -15,7 +15,11 @@ from typing import Any
 import pytest
 
 from pytest_toll.gate.measurement import EntryContext
-from pytest_toll.gate.measurers import measure_servers_entry, measure_skills_entry
+from pytest_toll.gate.measurers import (
+    measure_plugins_entry,
+    measure_servers_entry,
+    measure_skills_entry,
+)
 from pytest_toll.report import sarif
 from pytest_toll.report.github_run import entry_annotations
 from pytest_toll.report.places import failure_place
@@ -197,3 +201,32 @@ def test_the_demo_with_a_grown_skill_md_fails_at_that_file(tmp_path: Path) -> No
     assert (
         skill["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "toll.yaml"
     )
+
+
+def test_a_plugins_component_finding_points_at_its_file(tmp_path: Path) -> None:
+    """Found on anthropics/skills, measured as a plugin: a skill's broken reference pointed
+    at the plugin's ledger line, not at the SKILL.md line naming it (nor a subagent's at its
+    file)."""
+    plugin = tmp_path / "plugin"
+    shutil.copytree(DEMO / "skills" / "release-notes", plugin / "skills" / "release-notes")
+    skill_md = plugin / "skills" / "release-notes" / "SKILL.md"
+    text = skill_md.read_text(encoding="utf-8")
+    skill_md.write_text(
+        text.replace(LAST_RULE, LAST_RULE + "\nSee [the glossary](references/glossary.md)."),
+        encoding="utf-8",
+    )
+    agents = plugin / "agents"
+    agents.mkdir()
+    (agents / "tidy.md").write_text(
+        "---\nname: tidy\ndescription: Tidies.\n---\nSort the imports.\n", encoding="utf-8"
+    )
+    measured = measure_plugins_entry("kit", {"path": "plugin"}, EntryContext(tmp_path))
+    by_subject = {(f["rule"], f["subject"]): f for f in measured.findings}
+    broken = by_subject[("S106", "skills/release-notes")]
+    assert (broken["file"], broken["line"]) == (
+        "plugin/skills/release-notes/SKILL.md",
+        _line_of(skill_md, "references/glossary.md"),
+    )
+    about_tidy = [f for f in measured.findings if f["subject"] == "agents/tidy"]
+    assert about_tidy, measured.findings
+    assert all(f["file"] == "plugin/agents/tidy.md" for f in about_tidy)
