@@ -80,17 +80,22 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
     out = result.stdout
     assert re.search(r"search_notes\s+176\s+161\s+\+15", out), out  # the per-tool diff
     assert "FAILED toll.yaml::servers::notes" in out
-    # Annotations start on their own line and point at the entry's line in toll.yaml.
+    # Annotations start on their own line and point at what grew: search_notes' description
+    # in the server's source, naming the entry's line in toll.yaml.
+    source = (demo / "notes_server.py").read_text(encoding="utf-8").splitlines()
+    described = next(
+        number for number, line in enumerate(source, 1) if "Search the team's notes by" in line
+    )
     annotation = re.search(
-        r"^::error file=toll.yaml,line=9,title=toll%3A servers%3A%3Anotes .*$", out, re.M
+        r"^::error file=notes_server.py,line=\d+,title=toll%3A servers%3A%3Anotes .*$", out, re.M
     )
     assert annotation, out
     assert annotation.group(0).startswith(
-        "::error file=toll.yaml,line=9,title=toll%3A servers%3A%3Anotes regressed::"
+        f"::error file=notes_server.py,line={described},title=toll%3A servers%3A%3Anotes regressed::"
     )
     assert annotation.group(0).endswith(
         "%0Ameasured 503 tok (o200k), pin 488, budget 800, change +15%0A"
-        "search_notes: 161 → 176 (+15)"
+        "search_notes: 161 → 176 (+15)%0Aledger entry: toll.yaml:9"
     )
     assert "::error file=toll.yaml,line=34," in out  # the budgeted test includes the tools
     assert "FAILED toll.yaml::transcripts" in out

@@ -26,15 +26,17 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo"
@@ -79,6 +81,27 @@ class Show:
     head: int | None = None
     #: More regions from the same run, each showing a part of its output.
     excerpts: tuple[Excerpt, ...] = ()
+    #: Keep only the lines starting with one of these (each run of others becomes "…").
+    keep: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ShowFile:
+    """Part of a file of the working copy as it is at this step: from the first line that
+    starts with ``start`` to the first blank line after it (a section of the ledger)."""
+
+    region: str
+    path: str
+    start: str
+
+
+@dataclass(frozen=True)
+class ShowJson:
+    """Part of a JSON file a command wrote (``select`` picks it from the parsed document)."""
+
+    region: str
+    path: str
+    select: Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
@@ -99,7 +122,7 @@ class Commit:
     date: str
 
 
-Step = Show | Edit | Commit
+Step = Show | ShowFile | ShowJson | Edit | Commit
 
 
 @dataclass(frozen=True)
@@ -119,12 +142,32 @@ LONGER_SEARCH = (
 READ_SENTENCE = "Returns the note's Markdown body, its tags and when it was last edited."
 SHORTER_READ = "Returns the note's Markdown body and tags."
 
+SKILL_MD = "skills/release-notes/SKILL.md"
+LAST_RULE = "Never invent a change that is not in the log or the changelog."
+GLOSSARY_RULE = "\nName every product term as [the glossary](references/glossary.md) does."
+DEBT = (
+    "rules:\n"
+    '  S106: {severity: warn, reason: "the glossary lands with 2.4", '
+    "subjects: [release-notes], until: 2026-12-31}\n"
+)
+
+
+def _skill_results(sarif: Any) -> list[Any]:
+    """The SARIF results about the skill (the regression and the finding), rules aside."""
+    return [
+        result
+        for result in sarif["runs"][0]["results"]
+        if "release-notes" in result["partialFingerprints"]["tollEntry"]
+    ]
+
+
 SCENARIOS = (
     Scenario(
         source="demo",
         steps=(
             Commit(("toll.yaml",), "the demo's ledger, as committed", "2026-11-30T09:00:00+00:00"),
             Show("weigh-demo", "toll weigh -- python3 notes_server.py"),
+            ShowFile("results-ledger", "toll.yaml", "servers:"),
             Show(
                 "results-demo",
                 "toll results --server notes --tool search_notes "
@@ -142,7 +185,10 @@ SCENARIOS = (
             Show(
                 "gate-demo",
                 "python -m pytest --toll",
-                excerpts=(Excerpt("capture-demo", line="tests::tests/test_agent_capture.py::"),),
+                excerpts=(
+                    Excerpt("capture-demo", line="tests::tests/test_agent_capture.py::"),
+                    Excerpt("results-gate", line="servers::notes: results."),
+                ),
             ),
             Edit("notes_server.py", SEARCH_SENTENCE, LONGER_SEARCH),
             Show(
@@ -159,6 +205,41 @@ SCENARIOS = (
             Show("fix-surface-demo", "toll fix --surface --host claude-code --host codex"),
             Show("fix-surface-write", "toll fix --surface --host claude-code --write"),
             Show("fix-surface-skills", "toll skills .claude/skills"),
+        ),
+    ),
+    # A SKILL.md line that grows and names a file that is not there (S106), as a pull
+    # request on GitHub sees it; then the finding acknowledged as debt with a due day, judged
+    # the day before and the day after it (TOLL_TODAY stands in for the clock).
+    Scenario(
+        source="demo",
+        steps=(
+            Edit(SKILL_MD, LAST_RULE, LAST_RULE + GLOSSARY_RULE),
+            Show(
+                "places-github",
+                "GITHUB_ACTIONS=true python -m pytest --toll --toll-sarif toll.sarif",
+                exit_code=1,
+                keep=("::",),
+            ),
+            ShowJson("places-sarif", "toll.sarif", _skill_results),
+            Show(
+                "debt-accept",
+                "python -m pytest --toll --toll-update --toll-allow-increase",
+                exit_code=1,
+                keep=("skills::release-notes: S106", "ledger updated", "  skills::", "  tests::"),
+            ),
+            Edit("toll.yaml", "\nskills:\n", "\n" + DEBT + "\nskills:\n"),
+            ShowFile("debt-ledger", "toll.yaml", "rules:"),
+            Show(
+                "debt-held",
+                "TOLL_TODAY=2026-12-31 python -m pytest --toll",
+                keep=("skills::release-notes: S106", "7 entries"),
+            ),
+            Show(
+                "debt-due",
+                "TOLL_TODAY=2027-01-01 python -m pytest --toll",
+                exit_code=1,
+                keep=("skills::release-notes: S106", "7 entries", "FAILED"),
+            ),
         ),
     ),
     Scenario(
@@ -229,6 +310,12 @@ def _split(command: str) -> list[str]:
     return shlex.split(command)
 
 
+def shlex_join(words: list[str]) -> str:
+    import shlex
+
+    return shlex.join(words)
+
+
 def run_scenario(scenario: Scenario, demo: Path, wanted: set[str] | None) -> dict[str, str]:
     """Run the steps up to the last one ``wanted`` names; return the wanted regions' bodies."""
     bodies: dict[str, str] = {}
@@ -244,6 +331,9 @@ def run_scenario(scenario: Scenario, demo: Path, wanted: set[str] | None) -> dic
                 _edit(work / step.path, step.old, step.new)
             elif isinstance(step, Commit):
                 _commit(work, step, env)
+            elif isinstance(step, ShowFile | ShowJson):
+                if not wanted or step.region in wanted:
+                    bodies[step.region] = _show_file(step, work)
             else:
                 # A command before the last wanted one still runs: a later example may read
                 # what it wrote (fix --write, then weigh the written file).
@@ -262,7 +352,7 @@ def _last_wanted_step(scenario: Scenario, wanted: set[str] | None) -> int:
     indexes = [
         index
         for index, step in enumerate(scenario.steps)
-        if isinstance(step, Show) and wanted & set(_regions_of(step))
+        if isinstance(step, Show | ShowFile | ShowJson) and wanted & set(_regions_of(step))
     ]
     return max(indexes, default=-1)
 
@@ -293,15 +383,49 @@ def _commit(work: Path, step: Commit, env: dict[str, str]) -> None:
     subprocess.run([*git, "commit", "-q", "-m", step.message], cwd=work, env=dated, check=True)
 
 
-def _regions_of(step: Show) -> list[str]:
+def _regions_of(step: Show | ShowFile | ShowJson) -> list[str]:
+    if isinstance(step, ShowFile | ShowJson):
+        return [step.region]
     return [step.region, *(excerpt.region for excerpt in step.excerpts)]
 
 
+def _show_file(step: ShowFile | ShowJson, work: Path) -> str:
+    path = work / step.path
+    if not path.is_file():
+        raise ExampleBroke(f"{step.region}: {step.path} is not there")
+    text = path.read_text(encoding="utf-8")
+    if isinstance(step, ShowJson):
+        try:
+            picked = step.select(json.loads(text))
+        except (LookupError, StopIteration, ValueError) as error:
+            raise ExampleBroke(
+                f"{step.region}: nothing to show in {step.path}: {error!r}"
+            ) from None
+        shown = json.dumps(picked, indent=2, ensure_ascii=False)
+        return "```json\n" + normalise(shown, work) + "\n```\n"
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(step.start)), None)
+    if start is None:
+        raise ExampleBroke(f"{step.region}: no line starting {step.start!r} in {step.path}")
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    return "```yaml\n" + "\n".join(lines[start:end]) + "\n```\n"
+
+
+def _assignments(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """``NAME=value`` words before the command, as a shell reads them: its environment."""
+    assigned: dict[str, str] = {}
+    while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+        name, _, value = words.pop(0).partition("=")
+        assigned[name] = value
+    return assigned, words
+
+
 def _show(step: Show, work: Path, env: dict[str, str]) -> dict[str, str]:
+    assigned, words = _assignments(_split(step.command))
     result = subprocess.run(
-        argv_of(step.command),
+        argv_of(shlex_join(words)),
         cwd=work,
-        env=env,
+        env={**env, **assigned},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -315,13 +439,25 @@ def _show(step: Show, work: Path, env: dict[str, str]) -> dict[str, str]:
             f"the example expects {step.exit_code}:\n{output}"
         )
     lines = output.splitlines()
-    bodies = {step.region: _block(step.command, lines, step.head)}
+    shown = _kept(lines, step.keep) if step.keep else lines
+    bodies = {step.region: _block(step.command, shown, step.head)}
     for excerpt in step.excerpts:
         part = (
             _section(lines, excerpt, step) if excerpt.section else _indented(lines, excerpt, step)
         )
         bodies[excerpt.region] = _block(step.command, ["…", *part, "…"], None)
     return bodies
+
+
+def _kept(lines: list[str], prefixes: tuple[str, ...]) -> list[str]:
+    """The lines starting with one of ``prefixes``; each run of the others is one "…"."""
+    kept: list[str] = []
+    for line in lines:
+        if line.startswith(prefixes):
+            kept.append(line)
+        elif not kept or kept[-1] != "…":
+            kept.append("…")
+    return kept
 
 
 def _block(command: str, lines: list[str], head: int | None) -> str:
@@ -413,7 +549,7 @@ def known_regions() -> list[str]:
         region
         for scenario in SCENARIOS
         for step in scenario.steps
-        if isinstance(step, Show)
+        if isinstance(step, Show | ShowFile | ShowJson)
         for region in _regions_of(step)
     ]
 

@@ -4,10 +4,15 @@ A rule has an id, a default severity and default thresholds; users override eith
 (``rules: {E125: off, E127: error}`` and ``limits:`` in toll.yaml, or CLI flags). Severity
 ``error`` fails (exit 1, a failed ledger item); ``warn`` and ``info`` only print; ``off``
 is not reported at all.
+
+An acknowledgement's ``until`` is compared with today's date, or with ``TOLL_TODAY``
+(``YYYY-MM-DD``) when it is set: to see which acknowledged debt falls due by a coming day
+before it does, or to make a run reproducible.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
@@ -55,6 +60,21 @@ class Finding:
         where = f" {shown(self.subject)}:" if self.subject else ""
         hint = f" — {shown(self.hint)}" if self.hint else ""
         return f"{self.rule} {self.severity}{where} {shown(self.message)}{hint}"
+
+
+#: The variable that names the day acknowledgements are judged on instead of the clock's.
+TODAY_VARIABLE = "TOLL_TODAY"
+
+
+def current_day(environ: Mapping[str, str] | None = None) -> date:
+    """``TOLL_TODAY`` (``YYYY-MM-DD``) when set, else the clock's date; a value that is not a
+    day is a usage error naming the variable, never silently the clock's."""
+    value = (os.environ if environ is None else environ).get(TODAY_VARIABLE, "").strip()
+    if not value:
+        return date.today()
+    day = _until(value, TODAY_VARIABLE)
+    assert day is not None
+    return day
 
 
 #: How ``toll init`` starts the reason of an override it writes for a finding that existed
@@ -124,8 +144,8 @@ class RuleOverrides:
     thresholds: Mapping[str, float] = field(default_factory=dict)
     #: Overrides given with a reason, by rule (they take precedence over ``severities``).
     acknowledged: Mapping[str, Acknowledgement] = field(default_factory=dict)
-    #: The day an acknowledgement's ``until`` is compared with; None is the clock's today
-    #: (a fixed day makes a run reproducible, and lets a test stand on either side of it).
+    #: The day an acknowledgement's ``until`` is compared with; None is :func:`current_day`
+    #: (``TOLL_TODAY``, else the clock's), read when a finding is judged.
     today: date | None = None
 
     @classmethod
@@ -143,7 +163,7 @@ class RuleOverrides:
 
         A rule's value is a severity, or a mapping ``{severity, reason, subjects}`` (an
         acknowledgement, see :class:`Acknowledgement`; ``today`` is the day its ``until`` is
-        compared with, the clock's when None). With ``known_rules`` /
+        compared with, :func:`current_day` when None). With ``known_rules`` /
         ``known_thresholds``, an unknown name is an error: a typo must not silently leave
         a gate at its default.
         """
@@ -197,7 +217,7 @@ class RuleOverrides:
         """A finding at its effective severity, or None when the rule is turned off."""
         acknowledgement = self.acknowledged.get(rule)
         if acknowledgement is not None and acknowledgement.covers(subject):
-            if acknowledgement.expired(self.today or date.today()):
+            if acknowledgement.expired(self.today or current_day()):
                 # The debt is due: the rule's own severity again, and the finding says so.
                 level = self.severity(rule, default)
                 message = f"{message} ({acknowledgement.lapsed_note})"

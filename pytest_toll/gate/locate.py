@@ -9,7 +9,8 @@ separated; absolute when outside it) and ``line``:
   ``description:``), the line that names a broken reference, or the line an injection was
   found on (in SKILL.md or the reference file the message names); else SKILL.md's first line;
 - a memory finding: the ``@import`` line (M101 names it), or the file Codex loses (M102);
-- a subagent's or command's finding: its own file, at the frontmatter key it is about;
+- a subagent's or command's finding: its own file, at the frontmatter key it is about (and
+  so for a plugin's component: its skill's SKILL.md line, its subagent's or command's file);
 - a server's tool finding: the tool's description in the repository's source, only when its
   first line is found verbatim in exactly one file (a description built at run time, or one
   repeated in several files, stays at the ledger line rather than point at a guess).
@@ -17,6 +18,12 @@ separated; absolute when outside it) and ``line``:
 A finding with no such place keeps none, and the renderers point at the ledger line as
 before. The renderers (SARIF, GitHub annotations) put the ledger line beside it as the
 related location.
+
+A gate failure (a pin or budget crossed) is about a part that grew, not a finding: the
+entry's ``detail.places`` names where each part is written (a skill's ``metadata`` at its
+``description:`` line and its ``body`` at the body's first line; a server's tool that grew
+past its pin at its description in the source, found as above), and the renderers point the
+failure at the part that grew most.
 """
 
 from __future__ import annotations
@@ -297,3 +304,37 @@ def place_tool_findings(
             finding["file"] = shown_path(place.path, root)
             finding["line"] = place.line
     return tuple(copies)
+
+
+# --- where a part that grew is written (a gate failure's place) ------------------------------
+
+
+def _as_place(place: Place, root: Path) -> dict[str, Any]:
+    return {"file": shown_path(place.path, root), "line": place.line}
+
+
+def skill_part_places(folder: Path, root: Path) -> dict[str, dict[str, Any]]:
+    """A skill's ``metadata`` (its ``description:`` line, else ``name:``) and ``body`` (the
+    first line after the frontmatter) in its SKILL.md; empty when SKILL.md cannot be read."""
+    skill_md = folder / SKILL_FILE if folder.is_dir() else folder
+    lines = _lines(skill_md)
+    if lines is None:
+        return {}
+    metadata = _frontmatter_line(lines, "description") or _frontmatter_line(lines, "name") or 1
+    return {
+        "metadata": _as_place(Place(skill_md, metadata), root),
+        "body": _as_place(Place(skill_md, _body_line(lines)), root),
+    }
+
+
+def tool_places(
+    descriptions: Mapping[str, str], top: Path, root: Path
+) -> dict[str, dict[str, Any]]:
+    """Each named tool's description in the repository's source, when found verbatim in
+    exactly one file (:func:`description_places`); the others have no place."""
+    if not descriptions:
+        return {}
+    return {
+        tool: _as_place(place, root)
+        for tool, place in sorted(description_places(descriptions, top).items())
+    }

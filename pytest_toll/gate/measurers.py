@@ -20,7 +20,12 @@ from pytest_toll.core.hosts import HOSTS as HOST_PROFILES
 from pytest_toll.core.kinds import EXECUTED, PAST_CUT
 from pytest_toll.core.tokens import O200K
 from pytest_toll.definitions.source import weigh_source
-from pytest_toll.gate.locate import place_tool_findings, placed
+from pytest_toll.gate.locate import (
+    place_tool_findings,
+    placed,
+    skill_part_places,
+    tool_places,
+)
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
 from pytest_toll.gate.results import measure_results_of, resolve_server
 from pytest_toll.gate.usage import usage_report
@@ -73,17 +78,26 @@ def measure_servers_entry(
         **source.optional,
     )
     results = measure_results_of(name, entry, context, settings, source)
+    top = source.cwd if tools_file is None else context.resolve(str(tools_file)).parent
+    descriptions = {tool.name: tool.description for tool in report.records if tool.description}
+    parts = {row.name: int(row.tokens) for row in report.tools}
+    # Where each tool that grew past its pin is described, for a regression to point at:
+    # looked for only when one grew, so an unchanged server costs no search of its source.
+    places = tool_places(
+        {
+            tool: descriptions[tool]
+            for tool in _grown(parts, entry.get("tools"))
+            if tool in descriptions
+        },
+        top,
+        context.root,
+    )
     return EntryMeasurement(
         total=int(report.claude),
         method=str(report.method),
-        parts={row.name: int(row.tokens) for row in report.tools},
+        parts=parts,
         # A tool's finding points at its description in the repository, when found there.
-        findings=place_tool_findings(
-            _findings(report.findings),
-            {tool.name: tool.description for tool in report.records if tool.description},
-            source.cwd if tools_file is None else context.resolve(str(tools_file)).parent,
-            context.root,
-        )
+        findings=place_tool_findings(_findings(report.findings), descriptions, top, context.root)
         + tuple(finding.as_dict() for cost in results for finding in cost.findings),
         # Each result's largest sample is pinned beside the definitions and gated like them.
         other_pins={f"results.{cost.name}.pin": cost.max for cost in results},
@@ -100,8 +114,21 @@ def measure_servers_entry(
                 for row in report.tools
             },
             **({"results": {cost.name: cost.as_dict() for cost in results}} if results else {}),
+            **({"places": places} if places else {}),
         },
     )
+
+
+def _grown(parts: Mapping[str, int], pins: Any) -> list[str]:
+    """The tools measured above their pin in the entry's ``tools:``, or not pinned there
+    while others are (a new tool): the ones a regression is about."""
+    if not isinstance(pins, Mapping) or not pins:
+        return []
+    return [
+        tool
+        for tool, tokens in parts.items()
+        if not isinstance(pins.get(tool), int) or tokens > int(pins[tool])
+    ]
 
 
 SKILL_LEVELS = ("metadata", "body", "references")
@@ -129,8 +156,18 @@ def measure_skills_entry(
             context.root,
             "skill",
         ),
-        detail={"skill_files": skill_files(report)},
+        detail={"skill_files": skill_files(report), **_skill_places(report, context.root)},
     )
+
+
+def _skill_places(report: Any, root: Path) -> dict[str, Any]:
+    """Where one skill's metadata and body are written, for a regression to point at (a
+    directory of several skills has no one place for a part)."""
+    skills = list(getattr(report, "skills", ()) or ())
+    if len(skills) != 1:
+        return {}
+    places = skill_part_places(Path(skills[0].path), root)
+    return {"places": places} if places else {}
 
 
 def _skill_folders(report: Any) -> dict[str | None, Path]:
@@ -315,13 +352,28 @@ def measure_plugins_entry(
         total=report.total,
         method=report.method,
         parts={component.name: component.always_on for component in report.components},
-        findings=_findings(report.findings),
+        # A component's finding points at its SKILL.md line or its file, as on its own.
+        findings=placed(
+            placed(
+                _findings(report.findings),
+                {c.name: Path(c.path) for c in report.components if c.path and _is_skill(c.name)},
+                context.root,
+                "skill",
+            ),
+            {c.name: Path(c.path) for c in report.components if c.path and not _is_skill(c.name)},
+            context.root,
+            "delegate",
+        ),
         detail={
             "components": [component.as_dict() for component in report.components],
             "hooks": list(report.hooks),
             "mcp_servers": list(report.mcp_servers),
         },
     )
+
+
+def _is_skill(component: str) -> bool:
+    return component.startswith("skills/")
 
 
 def measure_hosts_entry(

@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 
 from pytest_toll.core.errors import CouldNotJudge, UsageError
+from pytest_toll.core.findings import current_day
 from pytest_toll.core.kinds import KINDS, TESTS_KIND
 from pytest_toll.core.models import Catalogue
 from pytest_toll.gate.ledger import Ledger, ledger_from_text, rewrite_ledger
@@ -115,6 +116,7 @@ def start(
     state = TollState(settings, ledger, worker=worker, shard=shard)
     state.ledger_sha256 = ledger_sha256(ledger.path) if ledger.exists else None
     state.catalogue  # noqa: B018 -- a broken models: section is a usage error up front
+    current_day()  # a TOLL_TODAY that is not a day too, even before an acknowledgement reads it
     return state
 
 

@@ -24,12 +24,11 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
-from pytest_toll.core.findings import INIT_REASON_PREFIX
+from pytest_toll.core.findings import INIT_REASON_PREFIX, current_day
 from pytest_toll.core.kinds import KINDS, KindName, kind_rank
 from pytest_toll.gate.discovery import Found, walk
 from pytest_toll.gate.kinds import FINDERS, measurer_of
@@ -113,8 +112,8 @@ class Starter:
     #: beside the acknowledged ones on every run, so init's summary names them too.
     warnings: list[str] = field(default_factory=list)
     headroom: float = HEADROOM
-    #: The date the acknowledgements say they were found on (ISO).
-    today: str = field(default_factory=lambda: date.today().isoformat())
+    #: The date the acknowledgements say they were found on (ISO; ``TOLL_TODAY`` when set).
+    today: str = field(default_factory=lambda: current_day().isoformat())
     #: Top-level ``rules:`` acknowledgements (for a kind whose entry has no rules of its own).
     ledger_rules: dict[str, dict[str, Any]] = field(default_factory=dict)
 

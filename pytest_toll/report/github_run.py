@@ -1,7 +1,9 @@
 """A report's GitHub annotations and step summary: what a run on GitHub Actions writes.
 
 One annotation per failing entry and per error/warn finding, worst first, each pointing at
-the entry's line in the ledger (a test not yet in the ledger: at its file); the step summary
+the file and line that caused it when known (a finding's place; for a regression, the part
+that grew most), else at the entry's line in the ledger (a test not yet in the ledger: at its
+file); the step summary
 is the Markdown report, fitted into the room other steps left.
 """
 
@@ -21,7 +23,7 @@ from pytest_toll.report import github as actions
 from pytest_toll.report import markdown as markdown_report
 from pytest_toll.report.data import EntryDict, ReportDict, biggest_changes, entry_label
 from pytest_toll.report.markdown_fit import close_open_fence, fit_markdown
-from pytest_toll.report.places import finding_place
+from pytest_toll.report.places import failure_place, finding_place
 
 _TITLE = {
     "regressed": "regressed",
@@ -89,16 +91,21 @@ def entry_annotations(
             file = where_test(str(entry.get("nodeid", ""))) or ledger_file
         outcome = str(entry.get("outcome"))
         if entry.get("failed"):
+            message = _gate_message(entry)
+            # At the part that grew most when its entry knows where it is written.
+            grown = failure_place(entry, ledger_file)
+            if grown is not None and line is not None:
+                message += f"\nledger entry: {file}:{line}"
             gate.append(
                 (
                     _GATE_RANK.get(outcome, 4),
                     index,
                     actions.Annotation(
                         actions.ANNOTATION_ERROR,
-                        _gate_message(entry),
+                        message,
                         title=f"toll: {label} {_TITLE.get(outcome, outcome)}",
-                        file=file,
-                        line=line,
+                        file=file if grown is None else inert(grown[0]),
+                        line=line if grown is None else grown[1],
                     ),
                 )
             )

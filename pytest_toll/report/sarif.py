@@ -4,7 +4,8 @@ Each result points at the toll.yaml line of its entry: that is where a reviewer 
 a budget, turn a rule off, look at the server the entry names). A rule finding that knows the
 line that caused it (a SKILL.md line, a CLAUDE.md import, a tool's description in the
 server's source: :mod:`pytest_toll.report.places`) points there instead, with the ledger
-line as its related location. Two kinds of results:
+line as its related location; so does a gate failure whose entry knows where the part that
+grew most is written. Two kinds of results:
 
 - rule findings (E1xx, S1xx, TL0xx) at their severity — error, warning (warn) or note (info);
 - gate failures (``toll/regressed``, ``toll/over-budget``, ``toll/error``, ``toll/stale``),
@@ -22,7 +23,7 @@ from typing import Any
 from pytest_toll._version import __version__
 from pytest_toll.core import project
 from pytest_toll.report.data import ReportDict
-from pytest_toll.report.places import finding_place
+from pytest_toll.report.places import failure_place, finding_place
 from pytest_toll.report.rule_help import rule_help
 
 SARIF_VERSION = "2.1.0"
@@ -86,15 +87,20 @@ def render(report: ReportDict, ledger_uri: str) -> dict[str, Any]:
                 f"{label}: measured {entry.get('measured')}, pin {entry.get('pin')}, "
                 f"budget {entry.get('budget')}"
             )
-            results.append(
-                {
-                    "ruleId": rule_id,
-                    "level": "error",
-                    "message": {"text": f"{label}: {message}" if entry.get("message") else message},
-                    "locations": [location],
-                    "partialFingerprints": {"tollEntry": f"{rule_id}:{label}"},
-                }
-            )
+            failure: dict[str, Any] = {
+                "ruleId": rule_id,
+                "level": "error",
+                "message": {"text": f"{label}: {message}" if entry.get("message") else message},
+                "locations": [location],
+                "partialFingerprints": {"tollEntry": f"{rule_id}:{label}"},
+            }
+            grown = failure_place(entry, ledger_uri)
+            if grown is not None:
+                # At the part that grew most (a SKILL.md's body, a tool's description).
+                failure["locations"] = [_location(*grown)]
+                related = {"id": 1, **location, "message": {"text": f"the ledger entry {label}"}}
+                failure["relatedLocations"] = [related]
+            results.append(failure)
         for finding in entry.get("findings", []):
             level = _LEVEL.get(str(finding.get("severity")), "note")
             rule_id = str(finding.get("rule"))

@@ -44,6 +44,12 @@ _SYMBOL: dict[Outcome, str] = {
 }
 
 
+def _figure(value: float) -> str:
+    """An other pin as the table shows tokens (``3,465``; ``:g`` wrote ``1.23457e+06`` for a
+    run_pin of 1,234,567), a ratio as it is (``0.0922``)."""
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
 def _status(entry: EntryResult) -> str:
     # An entry within its pin can still fail on an error-severity rule finding.
     if entry.failed and entry.outcome in (PASSED, IMPROVED, NEW):
@@ -142,13 +148,13 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
     for entry in report.entries:
         # Pins that are not token totals (waste_ratio_pin) have no column of their own.
         for other in entry.other_pins:
-            pin = "-" if other["pin"] is None else f"{other['pin']:g}"
+            pin = "-" if other["pin"] is None else _figure(other["pin"])
             # A gated one (run_pin) carries its budget: shown when there is one.
             budget = f", budget {other['budget']:,}" if other.get("budget") is not None else ""
             lines.append(
                 (
                     f"{shown(entry.label)}: {shown(other['key'])} {pin}, "
-                    f"measured {other['measured']:g}{budget}",
+                    f"measured {_figure(other['measured'])}{budget}",
                     "",
                 )
             )
@@ -210,9 +216,12 @@ def summary_lines(report: SessionReport) -> list[tuple[str, str]]:
             for other in entry.other_pins:
                 before, now = other["pin"], other["measured"]
                 if before is None or now < before or (report.allow_increase and now > before):
-                    change = "new pin" if before is None else f"{before:g} →"
+                    change = "new pin" if before is None else f"{_figure(before)} →"
                     lines.append(
-                        (f"  {shown(entry.label)}: {shown(other['key'])} {change} {now:g}", "")
+                        (
+                            f"  {shown(entry.label)}: {shown(other['key'])} {change} {_figure(now)}",
+                            "",
+                        )
                     )
             parts = [pin for pin in report.ledger_pins if pin["entry"] == entry.label]
             if entry.ratchet is not None:

@@ -105,7 +105,9 @@ def measure_plugin(
         skills = measure_skills(folder, settings=settings.within("skills"))
         for skill in skills.skills:
             later = skill.body + skill.references_total
-            components.append(Component(f"skills/{skill.name}", skill.metadata, later))
+            components.append(
+                Component(f"skills/{skill.name}", skill.metadata, later, path=str(skill.path))
+            )
         findings += _named(skills.findings, "skills")
     for role, key in ((AGENT, "agents"), (COMMAND, "commands")):
         for folder in _paths(manifest, key, plugin, key, unread):
@@ -115,7 +117,12 @@ def measure_plugin(
                 continue  # an empty folder: no component
             for delegate in report.delegates:
                 components.append(
-                    Component(f"{key}/{delegate.name}", delegate.metadata, delegate.body)
+                    Component(
+                        f"{key}/{delegate.name}",
+                        delegate.metadata,
+                        delegate.body,
+                        path=(plugin / delegate.path).as_posix(),
+                    )
                 )
             findings += _named(report.findings, key)
     hooks_value = manifest.get("hooks") or (

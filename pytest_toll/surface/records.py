@@ -91,6 +91,9 @@ class Component:
     name: str
     always_on: int
     later: int
+    #: The skill's folder, or the subagent's or command's file: where a finding about it is
+    #: placed (gate/locate.py). Not part of the report's numbers.
+    path: str = field(default="", compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "always_on": self.always_on, "later": self.later}

@@ -12,8 +12,9 @@ import pytest
 
 from pytest_toll.cli import main
 from pytest_toll.core.errors import UsageError
-from pytest_toll.core.findings import ERROR, WARN, RuleOverrides
+from pytest_toll.core.findings import ERROR, WARN, RuleOverrides, current_day
 from pytest_toll.gate.ledger import ledger_from_text
+from pytest_toll.gate.starter import Discovery, Starter
 from tests.plugin.inner import QUIET
 
 DEMO_SKILL = Path(__file__).resolve().parents[2] / "examples" / "demo" / "skills" / "release-notes"
@@ -138,3 +139,41 @@ def test_init_writes_no_expiry_and_the_gate_fails_once_one_has_passed(
             "*S101 error release-notes: *acknowledged until 2020-01-31, counts again since 2020-02-01*"
         ]
     )
+
+
+def test_toll_today_names_the_day_acknowledgements_are_judged_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """To see which debt falls due by a coming day, or to make a run reproducible (the docs'
+    examples pin it); an explicit ``today`` still wins, and a bad value is refused by name."""
+    assert current_day({"TOLL_TODAY": "2026-12-01"}) == date(2026, 12, 1)
+    assert current_day({"TOLL_TODAY": " "}) == date.today()
+    assert current_day({}) == date.today()
+    with pytest.raises(UsageError, match=r"TOLL_TODAY: must be a day as YYYY-MM-DD"):
+        current_day({"TOLL_TODAY": "next week"})
+    monkeypatch.setenv("TOLL_TODAY", "2026-12-01")
+    due = RuleOverrides.parse(DEBT).finding("E125", ERROR, "old_tool", "too long")
+    assert due is not None and due.severity == ERROR
+    assert "counts again since 2026-12-01" in due.message
+    monkeypatch.setenv("TOLL_TODAY", "2026-11-30")
+    held = RuleOverrides.parse(DEBT).finding("E125", ERROR, "old_tool", "too long")
+    assert held is not None and held.severity == WARN
+    explicit = RuleOverrides.parse(DEBT, today=date(2027, 1, 1))
+    lapsed = explicit.finding("E125", ERROR, "old_tool", "too long")
+    assert lapsed is not None and lapsed.severity == ERROR
+
+
+def test_toll_init_dates_what_it_found_by_toll_today(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOLL_TODAY", "2026-11-30")
+    assert Starter(Discovery(Path("."))).today == "2026-11-30"
+
+
+def test_a_toll_today_that_is_not_a_day_stops_the_gate_before_it_runs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even with no acknowledgement to read it: a typo must not leave the clock's day in use."""
+    pytester.path.joinpath("toll.yaml").write_text("version: 1\n", encoding="utf-8")
+    monkeypatch.setenv("TOLL_TODAY", "tomorrow")
+    result = pytester.runpytest("--toll", "toll.yaml", *QUIET)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*TOLL_TODAY: must be a day as YYYY-MM-DD, not 'tomorrow'*"])
