@@ -177,3 +177,24 @@ def test_a_toll_today_that_is_not_a_day_stops_the_gate_before_it_runs(
     result = pytester.runpytest("--toll", "toll.yaml", *QUIET)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*TOLL_TODAY: must be a day as YYYY-MM-DD, not 'tomorrow'*"])
+
+
+def test_a_ledger_with_an_until_date_is_rewritten_by_an_update(tmp_path: Path) -> None:
+    # YAML reads an unquoted 2026-12-31 as a date; the writer's read-back check compares with
+    # the reader's plain text, so a date left as a date refused every update of the ledger.
+    from pytest_toll.gate.ledger import load_ledger, rewrite_ledger
+
+    ledger = tmp_path / "toll.yaml"
+    ledger.write_text(
+        "version: 1\n"
+        "rules:\n"
+        "  S106: {severity: warn, reason: the folder is made by setup, until: 2026-12-31}\n"
+        "tests:\n"
+        "  t.py::a: {pin: 9}\n",
+        encoding="utf-8",
+    )
+    rewrite_ledger(ledger, {("tests", "t.py::a", "pin"): 7})
+    written = load_ledger(ledger).data
+    assert written["tests"]["t.py::a"] == {"pin": 7}
+    assert written["rules"]["S106"]["until"] == "2026-12-31"
+    assert "until: 2026-12-31}" in ledger.read_text(encoding="utf-8")

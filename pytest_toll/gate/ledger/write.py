@@ -28,6 +28,7 @@ import os
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,10 @@ def _plain(node: Any) -> Any:
         return [_plain(value) for value in node]
     if isinstance(node, bool) or node is None:
         return node
+    if isinstance(node, date):
+        # ruamel builds a date from an unquoted 2026-12-31 (an acknowledgement's until:);
+        # the ledger reader keeps it as the text it is, and the read-back compares with that.
+        return node.isoformat()
     for kind in (int, float, str):
         if isinstance(node, kind):
             return kind(node)
