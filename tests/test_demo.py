@@ -91,7 +91,9 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
         "%0Ameasured 503 tok (o200k), pin 488, budget 800, change +15%0A"
         "search_notes: 161 → 176 (+15)"
     )
-    assert "::error file=toll.yaml,line=34," in out  # the budgeted test includes the tools
+    # The budgeted test includes the tools; its parts are pinned, so it names the one that grew.
+    assert "::error file=toll.yaml,line=40," in out
+    assert "regressed: notes +15 over its pin 488" in out
     assert "FAILED toll.yaml::transcripts" in out
     assert (
         f"\n::error file=toll.yaml,line={transcripts_line},title=toll%3A transcripts TL003::Read: "

@@ -476,7 +476,9 @@ def plan_entry(result: EntryResult, policy: Policy) -> dict[tuple[str, ...], Any
         pinned = any(row.pin is not None for rows in result.files.values() for row in rows)
         for part, rows in result.files.items():
             if all(row.measured is None for row in rows):
-                updates[(*base, file_key, part)] = DELETE  # every file of the part is gone
+                # Every file of the part is gone: its map goes, no empty {} left behind.
+                key = (*base, file_key, part)
+                updates[key] = DELETE
             else:
                 updates.update(_row_updates((*base, file_key, part), rows, pinned, policy))
     return updates
@@ -545,7 +547,9 @@ def part_pins_written(
         kind = KINDS.get(result.kind)
         if kind is None or kind.part_pins_key is None:
             continue
-        rows = [((kind.part_pins_key, part.name), part.name, part) for part in result.parts]
+        rows: list[tuple[tuple[str, ...], str, PartResult]] = [
+            ((kind.part_pins_key, part.name), part.name, part) for part in result.parts
+        ]
         rows += [
             ((str(kind.file_pins_key), part, row.name), f"{part} {row.name}", row)
             for part, file_rows in result.files.items()
