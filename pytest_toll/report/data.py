@@ -112,8 +112,7 @@ class EntryDict(_EntryFields, total=False):
     capture: CaptureDict
     #: Shown, never judged: a server's per-tool split, the heaviest transcript shapes.
     detail: dict[str, Any]
-    #: The files behind a part, by part, each with its pin (a skill's ``files:``).
-    files: dict[str, list[PartDict]]
+    files: dict[str, list[PartDict]]  # the files behind a part, each with its pin
 
 
 class FixedCostDict(TypedDict, total=False):
@@ -316,9 +315,7 @@ class EntryResult:
         if self.detail is not None:
             data["detail"] = dict(self.detail)
         if self.files:
-            data["files"] = {
-                part: [row.as_dict() for row in rows] for part, rows in self.files.items()
-            }
+            data["files"] = {p: [row.as_dict() for row in rows] for p, rows in self.files.items()}
         return data
 
     @classmethod
