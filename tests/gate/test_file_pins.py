@@ -297,3 +297,21 @@ def test_a_shards_honest_files_are_believed(tmp_path: Path) -> None:
     data = shard({"files": {"references": [row("references/style.md", 71)]}})
     check_figures("shard1.json", data)
     check_entries("shard1.json", data, ledger, "toll.yaml")
+
+
+def test_an_update_does_not_pin_a_new_memory_file_that_failed_as_growth() -> None:
+    """The message of a failed growth says an update does not raise pins; a new file beside
+    pinned ones (growth from zero) was pinned all the same, so the next run passed."""
+    update = Policy(update=True)
+    result = judge(
+        kind="memory",
+        name="claude",
+        nodeid="toll.yaml::memory::claude",
+        line=2,
+        entry={"pin": {"CLAUDE.md": 50}},
+        measurement=EntryMeasurement(59, "o200k", {"CLAUDE.md": 50, "docs/new.md": 9}),
+        policy=update,
+    )
+    assert (result.outcome, result.failed) == ("regressed", True)
+    assert "not raised: --toll-update only lowers pins" in result.message
+    assert plan_entry(result, update) == {}
