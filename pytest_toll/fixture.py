@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toll.calls.capture import CaptureReport
-from pytest_toll.calls.measuring import CallReport, measure
+from pytest_toll.calls.measuring import PARTS, CallReport, measure
 from pytest_toll.capture_hook import Capture
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import DEFAULT_WINDOW
@@ -48,6 +48,9 @@ class Record:
     source: str
     tokens: int
     method: str
+    #: What the tokens are made of, where the record is more than one thing: a captured
+    #: request's parts (messages, system, skills, tools), each its own part of the test.
+    parts: Mapping[str, int] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -94,19 +97,34 @@ class Toll:
         return "mixed" if methods else O200K
 
     def parts(self) -> dict[str, int]:
-        """Per-record tokens, keyed by name (a repeated name gets ``#2``, ``#3``…)."""
+        """Per-record tokens, keyed by name (a repeated name gets ``#2``, ``#3``…); the
+        largest captured request by its parts (``capture/messages``, ``capture/system`` …),
+        so a pin of each names the part that grew."""
         parts: dict[str, int] = {}
         for record in self.records:
-            key = record.name
-            number = 2
-            while key in parts:
-                key = f"{record.name}#{number}"
-                number += 1
-            parts[key] = record.tokens
+            pieces = (
+                {f"{CAPTURE_SOURCE}/{part}": tokens for part, tokens in record.parts.items()}
+                if record.parts
+                else {record.name: record.tokens}
+            )
+            for name, tokens in pieces.items():
+                key = name
+                number = 2
+                while key in parts:
+                    key = f"{name}#{number}"
+                    number += 1
+                parts[key] = tokens
         return parts
 
-    def _record(self, name: str, source: str, tokens: int, method: str) -> int:
-        self.records.append(Record(name, source, tokens, method))
+    def _record(
+        self,
+        name: str,
+        source: str,
+        tokens: int,
+        method: str,
+        parts: Mapping[str, int] | None = None,
+    ) -> int:
+        self.records.append(Record(name, source, tokens, method, parts))
         return tokens
 
     def text(self, name: str, text: str) -> int:
@@ -183,7 +201,12 @@ class Toll:
         largest = report.largest
         recorded = any(record.source == CAPTURE_SOURCE for record in self.records)
         if largest is not None and largest.tokens is not None and not recorded:
-            self._record("largest captured request", CAPTURE_SOURCE, largest.tokens, O200K)
+            parts = (
+                {name: largest.report.parts[name].tokens for name in PARTS}
+                if largest.report is not None
+                else None
+            )
+            self._record("largest captured request", CAPTURE_SOURCE, largest.tokens, O200K, parts)
         return report
 
 

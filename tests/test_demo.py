@@ -97,7 +97,9 @@ def test_a_longer_description_fails_with_its_diff_and_annotations(demo: Path) ->
         "%0Ameasured 503 tok (o200k), pin 488, budget 800, change +15%0A"
         "search_notes: 161 → 176 (+15)%0Aledger entry: toll.yaml:9"
     )
-    assert "::error file=toll.yaml,line=34," in out  # the budgeted test includes the tools
+    # The budgeted test includes the tools; its parts are pinned, so it names the one that grew.
+    assert "::error file=toll.yaml,line=40," in out
+    assert "regressed: notes +15 over its pin 488" in out
     assert "FAILED toll.yaml::transcripts" in out
     assert (
         f"\n::error file=toll.yaml,line={transcripts_line},title=toll%3A transcripts TL003::Read: "
@@ -136,7 +138,10 @@ def test_a_shorter_description_improves_and_ratchets(demo: Path) -> None:
     expected = (
         before.replace("    pin: 488\n", "    pin: 481\n")
         .replace("      read_note: 84\n", "      read_note: 77\n")
-        .replace("fits_its_budget: {pin: 1162}", "fits_its_budget: {pin: 1155}")
+        .replace(
+            "fits_its_budget: {pin: 1162, parts: {system prompt: 58, notes: 488,",
+            "fits_its_budget: {pin: 1155, parts: {system prompt: 58, notes: 481,",
+        )
     )
     assert after == expected  # comments, order and budgets survive; only pins moved
 

@@ -16,10 +16,15 @@ Where pins live, per kind:
 - ``skills``: ``pin`` is a map ``{metadata, body, references}`` and every level is gated
   on its own (metadata growing cannot hide behind a shorter body); a skill that runs
   scripts also pins ``executed`` (their source), gated but outside its total and budget;
+  ``files`` pins each file behind its ``references`` and ``executed`` parts (``{references:
+  {references/style.md: 111}}``), every file gated on its own when pinned (the message
+  names the file that grew; a new file beside pinned ones is growth from zero);
 - ``calls``: ``pin`` is the call's o200k total (gated); ``parts`` holds the pins of
   messages, system, skills and tools, shown in the diff and ratcheted like the total;
 - ``transcripts``: no token pin; its rules gate it and ``waste_ratio_pin`` ratchets;
-- ``tests``: ``pin`` is the test's measured total;
+- ``tests``: ``pin`` is the test's measured total; ``parts`` pins each label it recorded
+  (a capture's largest request by its parts, ``capture/messages`` …), each gated beside
+  the total when pinned, so a regression names the part that grew;
 - ``memory``: ``pin`` maps each always-on memory file of one host to its tokens, every file
   gated on its own (the diff names the file that grew); a file not pinned yet is growth;
   a chain past the host's byte cut also pins the tokens it loses (``(past the cut)``),
@@ -76,7 +81,8 @@ class Kind:
     part_pins_key: str | None
     #: One whole section (``transcripts:``), not a map of named entries.
     whole_section: bool = False
-    #: Every part is gated against its own pin (not only the total).
+    #: Every pinned part is gated against its own pin; with a total pin of its own (a
+    #: test's) the total is gated too, else the total is the parts' sum.
     gated_parts: bool = False
     #: Entries are pytest tests' node ids, measured by the tests themselves (the ``toll``
     #: fixture), not collected from the ledger as items.
@@ -94,6 +100,11 @@ class Kind:
     open_parts: bool = False
     #: How the report names what of this kind the fixed cost holds ("skill metadata").
     paid_label: str = ""
+    #: The entry's key of its per-file pins below parts (``{part: {file: tokens}}``), for
+    #: the parts whose files can grow (:attr:`file_parts`): each file gated on its own once
+    #: pinned, a new file beside pinned ones growth from zero. None: the kind has none.
+    file_pins_key: str | None = None
+    file_parts: tuple[str, ...] = ()
 
     def keys(self, entry_name: str) -> tuple[str, ...]:
         """The entry's path in the ledger: ``("servers", "files")``, ``("transcripts",)``."""
@@ -134,6 +145,8 @@ KINDS: dict[str, Kind] = {
             fixed_cost="metadata",
             parts_outside_total=(EXECUTED,),
             paid_label="skill metadata",
+            file_pins_key="files",
+            file_parts=("references", EXECUTED),
         ),
         Kind(
             "memory",
@@ -182,7 +195,15 @@ KINDS: dict[str, Kind] = {
         ),
         Kind("calls", "pin", "parts"),
         Kind("transcripts", None, None, whole_section=True),
-        Kind("tests", "pin", None, python_tests=True, gated_other_pins={RUN_PIN: RUN_BUDGET}),
+        Kind(
+            "tests",
+            "pin",
+            "parts",
+            gated_parts=True,
+            python_tests=True,
+            gated_other_pins={RUN_PIN: RUN_BUDGET},
+            open_parts=True,
+        ),
     )
 }
 #: The kind of a test's own measurement (the ``toll`` fixture, ``toll(budget=N)``).

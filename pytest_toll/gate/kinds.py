@@ -80,7 +80,12 @@ def pinned_levels(
     levels = {level: int(measured.parts[level]) for level in SKILL_LEVELS}
     if EXECUTED in measured.parts:
         levels[EXECUTED] = int(measured.parts[EXECUTED])
-    return {**entry, "budget": budget, "pin": levels}
+    pinned: dict[str, Any] = {**entry, "budget": budget, "pin": levels}
+    # Each file behind references and executed pinned too: a regression names the file.
+    files = {part: dict(paths) for part, paths in measured.files.items() if paths}
+    if files:
+        pinned["files"] = files
+    return pinned
 
 
 def pinned_parts(
@@ -146,7 +151,7 @@ FINDERS: dict[KindName, Finder] = {
         discovery.find_skills,
         pinned_levels,
         "# Each skill's loading levels (and `executed`, the scripts it runs) are pinned and "
-        "gated on their own.",
+        "gated on their own,\n# and each file behind its references and scripts (files:).",
         counted_as="skill(s)",
     ),
     "transcripts": Finder(

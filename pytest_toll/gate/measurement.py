@@ -35,6 +35,9 @@ class EntryMeasurement:
     #: per-tool split (``{"tools": {name: {"description", "schema", "output_schema"}}}``),
     #: the heaviest transcript shapes (``{"shapes": [...]}``). None when the kind has none.
     detail: Mapping[str, Any] | None = None
+    #: The files behind the parts whose files can grow (a kind's ``file_parts``), by part:
+    #: ``{"references": {"references/style.md": 111}}``, judged against ``file_pins_key``.
+    files: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -46,6 +49,8 @@ class EntryMeasurement:
         }
         if self.detail is not None:
             data["detail"] = dict(self.detail)
+        if self.files:
+            data["files"] = {part: dict(files) for part, files in self.files.items()}
         return data
 
 

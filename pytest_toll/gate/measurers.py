@@ -156,7 +156,8 @@ def measure_skills_entry(
             context.root,
             "skill",
         ),
-        detail={"skill_files": skill_files(report), **_skill_places(report, context.root)},
+        files=skill_files(report),
+        detail=_skill_places(report, context.root),
     )
 
 
@@ -178,8 +179,8 @@ def _skill_folders(report: Any) -> dict[str | None, Path]:
 
 def skill_files(report: Any) -> dict[str, dict[str, int]]:
     """The tokens of each file behind a skill's ``references`` and ``executed`` parts, so a
-    regression of either names its files (the ledger pins the parts' totals, not the files).
-    A directory of several skills names each file under its skill."""
+    regression of either names its files (pinned in the entry's ``files``, each gated). A
+    directory of several skills names each file under its skill."""
     skills = list(getattr(report, "skills", ()))
     files: dict[str, dict[str, int]] = {"references": {}, EXECUTED: {}}
     for skill in skills:

@@ -255,6 +255,10 @@ def _judge_again(result: EntryResult, ledger: Ledger, policy: Policy) -> EntryRe
         findings=tuple(result.findings),
         other_pins={str(other["key"]): other["measured"] for other in result.other_pins},
         detail=result.detail,
+        files={
+            part: {row.name: row.measured for row in rows if row.measured is not None}
+            for part, rows in result.files.items()
+        },
     )
     judged = judge(
         kind=result.kind,

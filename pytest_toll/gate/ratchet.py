@@ -68,6 +68,39 @@ def pins_of(kind: str, entry: Mapping[str, Any]) -> tuple[int | None, dict[str, 
     return (sum(loaded) if loaded else None), parts
 
 
+def file_pins_of(kind: str, entry: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """The per-file pins of a ledger entry, by part (``{}`` for a kind without them, or an
+    entry written before they were: it is judged on its parts alone)."""
+    row = KINDS[kind]
+    raw = entry.get(row.file_pins_key) if row.file_pins_key else None
+    if not isinstance(raw, Mapping):
+        return {}
+    pins: dict[str, dict[str, int]] = {}
+    for part in row.file_parts:
+        files = raw.get(part)
+        if isinstance(files, Mapping):
+            pins[part] = {
+                str(path): value for path, value in files.items() if _int_or_none(value) is not None
+            }
+    return pins
+
+
+def _file_rows(
+    measured: Mapping[str, Mapping[str, int]] | None, pins: Mapping[str, Mapping[str, int]]
+) -> dict[str, list[PartResult]]:
+    """Each part's files as rows (path, measured, pin): measured ones first, then the pinned
+    files no longer measured (a removed reference), as a server's removed tool shows."""
+    rows: dict[str, list[PartResult]] = {}
+    for part in dict.fromkeys([*(measured or {}), *pins]):
+        now = (measured or {}).get(part) or {}
+        pinned = pins.get(part) or {}
+        listed = [PartResult(path, tokens, pinned.get(path)) for path, tokens in now.items()]
+        listed += [PartResult(path, None, pin) for path, pin in pinned.items() if path not in now]
+        if listed:
+            rows[part] = listed
+    return rows
+
+
 def lowest_budget(*budgets: int | None) -> int | None:
     given = [budget for budget in budgets if budget is not None]
     return min(given) if given else None
@@ -95,12 +128,14 @@ def judge(
     pin, part_pins = pins_of(kind, entry)
     gated_parts = KINDS[kind].gated_parts
     budget = lowest_budget(_int_or_none(entry.get("budget")), extra_budget)
+    file_pins = file_pins_of(kind, entry)
     if measurement is None:
         parts = [PartResult(part, None, value) for part, value in part_pins.items()]
         return EntryResult(
             kind, name, nodeid, line, None, None, pin, budget, OUTCOME_ERROR, True,
-            error or "could not be measured", [], parts,
+            error or "could not be measured", [], parts, files=_file_rows(None, file_pins),
         )  # fmt: skip
+    files = _file_rows(measurement.files, file_pins)
     parts = [
         PartResult(part, value, part_pins.get(part)) for part, value in measurement.parts.items()
     ]
@@ -127,6 +162,11 @@ def judge(
         regressed = any(measured > pinned + policy.tolerance for measured, pinned in compared)
         improved = any(measured < pinned for measured, pinned in compared)
         unpinned = not part_pins
+        if KINDS[kind].total_pin_key is not None:
+            # A total pinned on its own (a test's) is gated beside its parts.
+            regressed = regressed or (pin is not None and total > pin + policy.tolerance)
+            improved = improved or (pin is not None and total < pin)
+            unpinned = pin is None
     elif KINDS[kind].pinned_by_rules_only:
         # Gated by its own rules (findings); only its other pins can improve or be new.
         regressed = False
@@ -138,6 +178,18 @@ def judge(
         regressed = pin is not None and total > pin + policy.tolerance
         improved = pin is not None and total < pin
         unpinned = pin is None
+    if file_pins:
+        # Each file pinned is gated on its own: one that grew fails even when another shrank;
+        # a new file beside pinned ones grew from nothing, a removed one is an improvement.
+        rows = [row for part_rows in files.values() for row in part_rows]
+        regressed = regressed or any(
+            row.measured > (row.pin or 0) + policy.tolerance
+            for row in rows
+            if row.measured is not None
+        )
+        improved = improved or any(
+            row.pin is not None and (row.measured is None or row.measured < row.pin) for row in rows
+        )
     gated_others = [other for other in others if "budget" in other and other["pin"] is not None]
     regressed = regressed or any(
         other["measured"] > other["pin"] + policy.tolerance for other in gated_others
@@ -163,13 +215,13 @@ def judge(
     result = EntryResult(
         kind, name, nodeid, line, total, measurement.method, pin, budget, outcome, failed,
         _message(
-            KINDS[kind].gated_other_pins, (measurement.detail or {}).get("skill_files") or {},
+            KINDS[kind].gated_other_pins, files, bool(file_pins),
             outcome, total, pin, budget, policy, accepted, others,
             parts if gated_parts else [],
             [str(finding.get("rule")) for finding in error_findings],
         ),
         [dict(finding) for finding in measurement.findings], parts,
-        other_pins=others, detail=measurement.detail,
+        other_pins=others, detail=measurement.detail, files=files,
     )  # fmt: skip
     if policy.update:
         result.ratchet = _pin_change(result, policy)
@@ -207,17 +259,30 @@ def _measure_of(pin_key: str) -> str:
     return pin_key.removesuffix("_pin")
 
 
-def _files_of(part: str, files: Mapping[str, Mapping[str, int]], most: int = 3) -> str:
-    """The files behind a grown part, largest first (" — now: a.md 1,200, b.md 300"): the
-    ledger pins the part's total, so this is where its tokens are, for the reader to find the
-    one that grew."""
-    sizes = files.get(part) or {}
+def _files_of(part: str, files: Mapping[str, list[PartResult]], most: int = 3) -> str:
+    """The files behind a grown part, largest first (" (now in a.md 1,200, b.md 300)"), when
+    the ledger pins the part's total alone (written before its files were pinned): where
+    its tokens are, for the reader to find the one that grew."""
+    sizes = {row.name: row.measured for row in files.get(part) or () if row.measured is not None}
     if not sizes:
         return ""
     ranked = sorted(sizes.items(), key=lambda item: (-item[1], item[0]))
     named = ", ".join(f"{path} {tokens:,}" for path, tokens in ranked[:most])
     more = f" and {len(ranked) - most} more" if len(ranked) > most else ""
     return f" (now in {named}{more})"
+
+
+def _files_grown(rows: list[PartResult], tolerance: int) -> str:
+    """The pinned files of a part that grew past their pins, and new ones (growth from
+    zero): ``references/style.md 111 → 163, references/new.md new 20``."""
+    grown = [
+        f"{row.name} {row.pin:,} → {row.measured:,}"
+        if row.pin is not None
+        else f"{row.name} new {row.measured:,}"
+        for row in rows
+        if row.measured is not None and row.measured > (row.pin or 0) + tolerance
+    ]
+    return ", ".join(grown)
 
 
 def _at_path(entry: Mapping[str, Any], key: str) -> Any:
@@ -232,7 +297,8 @@ def _at_path(entry: Mapping[str, Any], key: str) -> Any:
 
 def _message(
     budget_keys: Mapping[str, str],
-    files: Mapping[str, Mapping[str, int]],
+    files: Mapping[str, list[PartResult]],
+    files_pinned: bool,
     outcome: Outcome,
     total: int,
     pin: int | None,
@@ -257,16 +323,7 @@ def _message(
             over.insert(0, f"{total:,} tok is over the budget of {budget:,} by {total - budget:,}")
         text = "; ".join(over)
     elif outcome == REGRESSED:
-        grown = [
-            f"{part.name} +{(part.measured or 0) - (part.pin or 0):,} over its pin {part.pin:,}"
-            + _files_of(part.name, files)
-            if part.pin is not None
-            else f"{part.name} +{part.measured:,} (new, not pinned)"
-            for part in gated
-            if part.measured is not None
-            and part.measured > (part.pin or 0)
-            and (part.pin is not None or pin is not None)
-        ]
+        grown = _grown_parts(gated, files, files_pinned, policy.tolerance)
         grown_others = [
             f"{_measure_of(other['key'])} +{other['measured'] - other['pin']:,.0f} over its "
             f"{other['key']} {other['pin']:,.0f}"
@@ -318,6 +375,38 @@ def _message(
     return text
 
 
+def _grown_parts(
+    gated: list[PartResult],
+    files: Mapping[str, list[PartResult]],
+    files_pinned: bool,
+    tolerance: int,
+) -> list[str]:
+    """Each gated part that grew, and the files in it that grew (``references +52 over its
+    pin 111: references/style.md 111 → 163``); a part whose own total held but one of its
+    pinned files grew is named by that file (``references: references/style.md 111 → 163``)."""
+    any_pinned = any(part.pin is not None for part in gated)
+    texts: list[str] = []
+    for part in gated:
+        in_files = _files_grown(files.get(part.name) or [], tolerance) if files_pinned else ""
+        if (
+            part.measured is None
+            or part.measured <= (part.pin or 0)
+            or not (part.pin is not None or any_pinned)
+        ):
+            if in_files:
+                texts.append(f"{part.name}: {in_files}")
+            continue
+        if part.pin is None:
+            texts.append(f"{part.name} +{part.measured:,} (new, not pinned)")
+            continue
+        text = f"{part.name} +{part.measured - part.pin:,} over its pin {part.pin:,}"
+        if files_pinned:
+            texts.append(text + (f": {in_files}" if in_files else ""))
+        else:
+            texts.append(text + _files_of(part.name, files))
+    return texts
+
+
 def _new_value(measured: Any, pin: Any, policy: Policy) -> Any:
     """The pin an update writes for one number, or None to leave it as it is."""
     if pin is None:
@@ -336,7 +425,7 @@ def _pin_change(result: EntryResult, policy: Policy) -> dict[str, int | None] | 
     kind = KINDS[result.kind]
     if kind.pinned_by_rules_only:
         return None  # no token pin (transcripts): its other pins are listed on their own
-    if kind.gated_parts:
+    if kind.gated_parts and kind.total_pin_key is None:
         new_total = 0
         for part in result.parts:
             if part.measured is None or part.name in kind.parts_outside_total:
@@ -373,17 +462,48 @@ def plan_entry(result: EntryResult, policy: Policy) -> dict[tuple[str, ...], Any
             key = (*base, *str(other["key"]).split("."))
             updates[key] = new
     part_key = kind.part_pins_key
-    if part_key is not None:
-        for part in result.parts:
-            if part.measured is None:
-                # Gone from the measurement (a removed tool): its pin goes too.
-                key = (*base, part_key, part.name)
+    # A test of one part and no part pins: a part pin would repeat its total.
+    repeats_total = (
+        kind.gated_parts
+        and total_key is not None
+        and len(result.parts) == 1
+        and all(part.pin is None for part in result.parts)
+    )
+    if part_key is not None and not repeats_total:
+        updates.update(_row_updates((*base, part_key), result.parts, kind.open_parts, policy))
+    file_key = kind.file_pins_key
+    if file_key is not None:
+        pinned = any(row.pin is not None for rows in result.files.values() for row in rows)
+        for part, rows in result.files.items():
+            if all(row.measured is None for row in rows):
+                # Every file of the part is gone: its map goes, no empty {} left behind.
+                key = (*base, file_key, part)
                 updates[key] = DELETE
-                continue
-            value = _new_value(part.measured, part.pin, policy)
-            if value is not None and value != part.pin:
-                key = (*base, part_key, part.name)
-                updates[key] = value
+            else:
+                updates.update(_row_updates((*base, file_key, part), rows, pinned, policy))
+    return updates
+
+
+def _row_updates(
+    base: tuple[str, ...], rows: Iterable[PartResult], open_rows: bool, policy: Policy
+) -> dict[tuple[str, ...], Any]:
+    """The writes for one map of pins (a server's tools, a skill's files of one part): a
+    pin that went lower, a first pin, and a removed row's pin deleted. Where the rows are
+    named by what was measured (``open_rows``), a new one beside pinned ones is growth
+    from zero: pinned only with --toll-allow-increase, like any rise."""
+    pinned = open_rows and any(row.pin is not None for row in rows)
+    updates: dict[tuple[str, ...], Any] = {}
+    for row in rows:
+        key = (*base, row.name)
+        if row.measured is None:
+            # Gone from the measurement (a removed tool): its pin goes too.
+            updates[key] = DELETE
+            continue
+        if row.pin is None and pinned and row.measured and not policy.allow_increase:
+            continue
+        value = _new_value(row.measured, row.pin, policy)
+        if value is not None and value != row.pin:
+            updates[key] = value
     return updates
 
 
@@ -408,7 +528,7 @@ def plan_update(
             if (
                 kind.python_tests
                 and isinstance(entry, Mapping)
-                and set(entry) <= {"pin", *kind.gated_other_pins}
+                and set(entry) <= {"pin", kind.part_pins_key, *kind.gated_other_pins}
             ):
                 updates[kind.keys(result.name)] = DELETE
             continue
@@ -427,14 +547,19 @@ def part_pins_written(
         kind = KINDS.get(result.kind)
         if kind is None or kind.part_pins_key is None:
             continue
-        base = (*kind.keys(result.name), kind.part_pins_key)
-        for part in result.parts:
-            value = updates.get((*base, part.name))
+        rows: list[tuple[tuple[str, ...], str, PartResult]] = [
+            ((kind.part_pins_key, part.name), part.name, part) for part in result.parts
+        ]
+        rows += [
+            ((str(kind.file_pins_key), part, row.name), f"{part} {row.name}", row)
+            for part, file_rows in result.files.items()
+            for row in file_rows
+        ]
+        for keys, shown, row in rows:
+            value = updates.get((*kind.keys(result.name), *keys))
             if value is None or value is DELETE:
                 continue
-            written.append(
-                {"entry": result.label, "part": part.name, "from": part.pin, "to": value}
-            )
+            written.append({"entry": result.label, "part": shown, "from": row.pin, "to": value})
     return written
 
 
@@ -451,5 +576,6 @@ def stale_result(
         message += "; --toll-strict fails on it"
     parts = [PartResult(part, None, value) for part, value in part_pins.items()]
     return EntryResult(
-        kind, name, nodeid, line, None, None, pin, budget, STALE, policy.strict, message, [], parts
-    )
+        kind, name, nodeid, line, None, None, pin, budget, STALE, policy.strict, message, [], parts,
+        files=_file_rows(None, file_pins_of(kind, entry)),
+    )  # fmt: skip

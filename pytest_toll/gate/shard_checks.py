@@ -12,7 +12,9 @@ these rules say what the values may be:
   entry (a server's ``command``), which the merge would write into the ledger;
 - its parts only where its kind pins parts, named (non-empty), and for a kind whose parts
   are fixed levels (a skill's, a subagent's, a call's) only the levels this version
-  measures;
+  measures; its files (each pinned under the entry's ``files``) only where its kind pins
+  files, under a part whose files it pins (a skill's references, executed), each named by
+  a path that stays inside the skill (relative, no ``..``);
 - every entry is something the shard collected: a ledger entry of its kind, named by the
   node id the ledger gives it, or a test the shard collected (``tests`` entries only);
 - its ``outcome`` and ``failed`` agree as the judge makes them (a regression fails; a pass
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 from pytest_toll.calls.measuring import PARTS as CALL_PARTS
@@ -113,6 +116,10 @@ def check_figures(source: str, data: Mapping[str, Any]) -> None:
         for index, part in enumerate(entry.get("parts", [])):
             for key in ("measured", "pin"):
                 _whole(source, f"{where}.parts[{index}].{key}", part.get(key))
+        for name, rows in (entry.get("files") or {}).items():
+            for index, row in enumerate(rows):
+                for key in ("measured", "pin"):
+                    _whole(source, f"{where}.files.{name}[{index}].{key}", row.get(key))
         ratchet = entry.get("ratchet")
         if isinstance(ratchet, Mapping):
             _whole(source, f"{where}.ratchet.from", ratchet.get("from"))
@@ -181,6 +188,7 @@ def check_entries(source: str, data: Mapping[str, Any], ledger: Ledger, ledger_n
                     "under their kind"
                 )
         _check_keys(source, nodeid, entry, kind)
+        _check_files(source, nodeid, entry, kind)
         _check_verdict(source, nodeid, entry, strict)
 
 
@@ -199,8 +207,8 @@ def _check_keys(source: str, nodeid: str, entry: Mapping[str, Any], kind: Kind) 
     fixed = FIXED_PARTS.get(kind.name)
     for index, part in enumerate(parts):
         name = part.get("name")
-        # A kind without part pins still shows parts (a test's are the labels it recorded under,
-        # `toll.record(..., label=...)`); the merge writes none of them, so any name will do.
+        # A kind whose parts are named by what was measured (a test's labels, a server's
+        # tools) takes any name: they are the shard's measurement, as its total is.
         unknown = kind.part_pins_key is not None and fixed is not None and name not in fixed
         if not isinstance(name, str) or not name or unknown:
             expected = f"one of {', '.join(fixed)}" if fixed else "a name"
@@ -208,6 +216,26 @@ def _check_keys(source: str, nodeid: str, entry: Mapping[str, Any], kind: Kind) 
                 f"{source}: {nodeid}: parts[{index}].name: {name!r} is no part this version "
                 f"measures of a {kind.name} entry ({expected})"
             )
+
+
+def _check_files(source: str, nodeid: str, entry: Mapping[str, Any], kind: Kind) -> None:
+    """A shard's files are pinned by the merge under the entry's ``files``: only a kind that
+    pins files has them, under the parts whose files it pins, each a relative path."""
+    for part, rows in (entry.get("files") or {}).items():
+        if part not in kind.file_parts:
+            expected = ", ".join(kind.file_parts) or "it pins none"
+            raise UsageError(
+                f"{source}: {nodeid}: files.{part}: a {kind.name} entry pins no files of "
+                f"{part!r} ({expected})"
+            )
+        for index, row in enumerate(rows):
+            name = row.get("name")
+            path = PurePosixPath(name) if isinstance(name, str) else None
+            if path is None or not name or path.is_absolute() or ".." in path.parts:
+                raise UsageError(
+                    f"{source}: {nodeid}: files.{part}[{index}].name: {name!r} is no file "
+                    "path inside the skill (relative, without ..)"
+                )
 
 
 def _check_verdict(source: str, nodeid: str, entry: Mapping[str, Any], strict: bool) -> None:

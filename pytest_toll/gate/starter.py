@@ -291,6 +291,14 @@ def _block(name: str, entry: Mapping[str, Any], indent: str = "  ") -> list[str]
             lines.append(f"{indent}  tools:          # machine: per-tool pins, shown in the diff")
             lines += [f"{indent}    {_key(str(tool))}: {tokens}" for tool, tokens in value.items()]
             continue
+        if key == "files" and isinstance(value, Mapping) and value:
+            lines.append(f"{indent}  files:          # machine: per-file pins, each gated")
+            for part, paths in value.items():
+                lines.append(f"{indent}    {_key(str(part))}:")
+                lines += [
+                    f"{indent}      {_key(str(path))}: {tokens}" for path, tokens in paths.items()
+                ]
+            continue
         if key == "rules" and isinstance(value, Mapping) and value:
             lines.append(
                 f"{indent}  rules:   # found when the ledger was made: say why, or fix and remove"

@@ -112,6 +112,7 @@ class EntryDict(_EntryFields, total=False):
     capture: CaptureDict
     #: Shown, never judged: a server's per-tool split, the heaviest transcript shapes.
     detail: dict[str, Any]
+    files: dict[str, list[PartDict]]  # the files behind a part, each with its pin
 
 
 class FixedCostDict(TypedDict, total=False):
@@ -279,6 +280,8 @@ class EntryResult:
     #: What the measurer saw beside the numbers, for the report to show; never judged or
     #: pinned (``EntryMeasurement.detail``).
     detail: Mapping[str, Any] | None = None
+    #: The files behind a part by part, each named by its path with its pin (a skill's files).
+    files: dict[str, list[PartResult]] = field(default_factory=dict)
 
     @property
     def delta(self) -> int | None:
@@ -311,6 +314,8 @@ class EntryResult:
             data["capture"] = cast(CaptureDict, dict(self.capture))
         if self.detail is not None:
             data["detail"] = dict(self.detail)
+        if self.files:
+            data["files"] = {p: [row.as_dict() for row in rows] for p, rows in self.files.items()}
         return data
 
     @classmethod
@@ -335,6 +340,10 @@ class EntryResult:
             other_pins=[dict(other) for other in data.get("other_pins", [])],
             capture=data.get("capture"),
             detail=data.get("detail"),
+            files={
+                str(part): [PartResult.from_dict(row) for row in rows]
+                for part, rows in (data.get("files") or {}).items()
+            },
         )
 
     def sort_key(self) -> tuple[int, int, str]:
@@ -570,8 +579,8 @@ def tally(counts: Mapping[str, int], failed: Iterable[bool]) -> str:
     failing = sum(1 for flag in flags if flag)
     passing = len(flags) - failing
     outcomes = ", ".join(
-        f"{counts[name]} {_plural(counts[name], _TALLY_WORDS[name])}"
-        for name in OUTCOMES
+        f"{counts[name]} {_PLURALS.get(word, word) if counts[name] != 1 else word}"
+        for name, word in _TALLY_WORDS.items()
         if counts.get(name)
     )
     head = ", ".join(
@@ -587,7 +596,3 @@ def tally_of(report: Mapping[str, Any]) -> str:
     """:func:`tally` of a report dict (what the Markdown and HTML renderers read)."""
     entries = report.get("entries") or []
     return tally(report.get("counts") or {}, (bool(entry.get("failed")) for entry in entries))
-
-
-def _plural(number: int, word: str) -> str:
-    return word if number == 1 or word not in _PLURALS else _PLURALS[word]

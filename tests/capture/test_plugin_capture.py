@@ -178,7 +178,11 @@ def test_the_ledger_pins_the_largest_request_and_the_sum(project: pytest.Pyteste
     agent = _entries(project)["test_agent"]
     pinned, capture = agent["measured"], agent["capture"]
     assert isinstance(capture, dict)
-    expected = f"test_agent.py::test_agent: {{pin: {pinned}, run_pin: {capture['sum']}}}"
+    # The largest request's parts are pinned beside its total, so a regression names the
+    # part that grew (#36 item 6g).
+    (largest,) = [r for r in capture["requests"] if r["number"] == capture["largest_number"]]
+    parts = ", ".join(f"capture/{name}: {tokens}" for name, tokens in largest["parts"].items())
+    expected = f"test_agent.py::test_agent: {{pin: {pinned}, run_pin: {capture['sum']}, parts: {{{parts}}}}}"
     assert ledger == f"version: 1\ntests:\n  {expected}\n"
     again = _run(project, "test_agent.py::test_agent")
     again.assert_outcomes(passed=1)

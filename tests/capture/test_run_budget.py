@@ -172,7 +172,13 @@ def test_update_pins_the_sum_and_a_rise_of_the_sum_alone_fails(
     largest, total = entry["measured"], entry["capture"]["sum"]
     assert total == 3 * largest
     ledger = project.path / "toll.yaml"
-    pinned = f"test_loop.py::test_same_request: {{pin: {largest}, run_pin: {total}}}"
+    parts = ", ".join(
+        f"capture/{name}: {tokens}"
+        for name, tokens in entry["capture"]["requests"][0]["parts"].items()
+    )
+    pinned = (
+        f"test_loop.py::test_same_request: {{pin: {largest}, run_pin: {total}, parts: {{{parts}}}}}"
+    )
     assert ledger.read_text() == f"version: 1\ntests:\n  {pinned}\n"
     _run(project, *workers).assert_outcomes(passed=1)
     assert _entries(project)["test_same_request"]["outcome"] == "passed"
@@ -191,13 +197,16 @@ def test_update_pins_the_sum_and_a_rise_of_the_sum_alone_fails(
     )
     assert ledger.read_text() == f"version: 1\ntests:\n  {pinned}\n"  # never raised silently
     _run(project, "--toll-update", "--toll-allow-increase", *workers).assert_outcomes(passed=1)
-    assert f"run_pin: {4 * largest}}}" in ledger.read_text()
+    assert f"run_pin: {4 * largest}, parts:" in ledger.read_text()
 
     # Fewer requests: improved, and the update lowers run_pin (pin itself is unchanged).
     monkeypatch.setenv("REPEATS", "2")
     _run(project, "--toll-update", *workers).assert_outcomes(passed=1)
     assert _entries(project)["test_same_request"]["outcome"] == "improved"
-    lowered = f"test_loop.py::test_same_request: {{pin: {largest}, run_pin: {2 * largest}}}"
+    lowered = (
+        f"test_loop.py::test_same_request: {{pin: {largest}, run_pin: {2 * largest}, "
+        f"parts: {{{parts}}}}}"
+    )
     assert ledger.read_text() == f"version: 1\ntests:\n  {lowered}\n"
 
 

@@ -76,8 +76,9 @@ def test_an_update_names_an_executed_pin_it_adds_to_an_untouched_skill(
 def test_a_references_regression_names_the_files_behind_it(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """#36 item 6f: the ledger pins the references' total; the message says which files hold
-    it now, largest first, so the reader finds the one that grew."""
+    """#36 item 6f: init pins each file behind the references, so the message names the file
+    that grew, its pin and its measure; a ledger without the file pins says which files
+    hold the part now, largest first, as before."""
     folder = pytester.path / "skills" / "guide"
     (folder / "references").mkdir(parents=True)
     (folder / "SKILL.md").write_text(
@@ -91,9 +92,23 @@ def test_a_references_regression_names_the_files_behind_it(
     monkeypatch.chdir(pytester.path)
     assert main(["init"]) == 0
     terms.write_text("A toll is a token cost paid on every request.\n", "utf-8")
+    ledger = (pytester.path / "toll.yaml").read_text("utf-8")
+    files = ledger_from_text(ledger, Path("toll.yaml")).data["skills"]["guide"]["files"]
+    assert set(files["references"]) == {"references/style.md", "references/terms.md"}
     grown = pytester.runpytest("--toll", "toll.yaml", "--toll-json", "r.json", *QUIET)
     assert grown.ret == 1
+    pinned = files["references"]["references/terms.md"]
     grown.stdout.fnmatch_lines(
+        [f"*regressed: references +* over its pin *: references/terms.md {pinned} → *"]
+    )
+    # The same growth against a ledger written before files were pinned.
+    head, _, rest = ledger.partition("    files:")
+    tail = rest.split("\n")
+    kept = [line for line in tail[1:] if not line.startswith("      ")]
+    (pytester.path / "toll.yaml").write_text(head + "\n".join(kept), encoding="utf-8")
+    before = pytester.runpytest("--toll", "toll.yaml", *QUIET)
+    assert before.ret == 1
+    before.stdout.fnmatch_lines(
         [
             "*regressed: references +* over its pin * (now in references/terms.md *, "
             "references/style.md *)*"

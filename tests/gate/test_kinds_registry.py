@@ -46,9 +46,12 @@ def test_every_pin_key_is_a_field_of_its_entry_in_the_ledger_schema() -> None:
     schema = json.loads(LEDGER_SCHEMA.read_text(encoding="utf-8"))
     for kind in KINDS.values():
         fields = set(_entry_schema(schema, kind.name)["properties"])
-        for key in (kind.total_pin_key, kind.part_pins_key):
+        for key in (kind.total_pin_key, kind.part_pins_key, kind.file_pins_key):
             if key is not None:
                 assert key in fields, (kind.name, key)
+        if kind.file_pins_key is not None:
+            by_part = _entry_schema(schema, kind.name)["properties"][kind.file_pins_key]
+            assert set(by_part["properties"]) == set(kind.file_parts), kind.name
         if kind.whole_section:
             assert kind.keys("anything") == (kind.name,)
         else:

@@ -55,6 +55,7 @@ def test_skill_levels_are_pinned_and_gated_each(skills_project: pytest.Pytester)
     run(skills_project, "--toll", "--toll-update").assert_outcomes(passed=1)
     assert ledger.read_text().endswith(
         "    budget: 600\n    pin: {metadata: 40, body: 146, references: 111}\n"
+        "    files:\n      references:\n        references/style.md: 111\n"
     )
     # The always-loaded metadata grows while the total stays under budget: a regression.
     skill = skills_project.path / "skills" / "release-notes" / "SKILL.md"
