@@ -335,10 +335,18 @@ def _codex_session(rng: random.Random, number: int, budget: int, write: _Writer)
 
 
 def generate(
-    root: Path, megabytes: float, texts_out: Path, seed: int = 11, session_megabytes: float = 2.0
+    root: Path,
+    megabytes: float,
+    texts_out: Path,
+    seed: int = 11,
+    session_megabytes: float = 2.0,
+    first_session: int = 1,
 ) -> tuple[int, int]:
     """Write the history under ``root`` (a ``claude`` and a ``codex`` folder) and the result
-    texts to ``texts_out``; sessions average ``session_megabytes``. Returns (bytes, files)."""
+    texts to ``texts_out``; sessions average ``session_megabytes``. Returns (bytes, files).
+
+    Sessions are numbered from ``first_session`` (every id and file name holds the number):
+    several processes given ranges apart write one bigger history side by side."""
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     target = int(megabytes * 1_000_000)
@@ -346,7 +354,7 @@ def generate(
     written = files = 0
     resumable: list[tuple[Path, str, list[dict[str, Any]]]] = []
     with texts_out.open("w", encoding="utf-8") as texts:
-        number = 0
+        number = first_session - 1
         while written < target:
             number += 1
             budget = int(session_bytes * rng.uniform(0.1, 1.9))
@@ -402,8 +410,17 @@ def main(argv: list[str] | None = None, echo: Callable[[str], None] = print) -> 
     parser.add_argument("out", type=Path)
     parser.add_argument("--megabytes", type=float, default=100.0)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument(
+        "--first-session",
+        type=int,
+        default=1,
+        help="number sessions from here (texts go to texts-N.jsonl when not 1)",
+    )
     args = parser.parse_args(argv)
-    size, files = generate(args.out, args.megabytes, args.out / "texts.jsonl", args.seed)
+    texts = "texts.jsonl" if args.first_session == 1 else f"texts-{args.first_session}.jsonl"
+    size, files = generate(
+        args.out, args.megabytes, args.out / texts, args.seed, first_session=args.first_session
+    )
     echo(f"{size / 1e6:.0f} MB in {files} files under {args.out}")
 
 

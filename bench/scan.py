@@ -1,7 +1,7 @@
 """``toll scan`` speed and memory, as ratios to the floor measured in the same run.
 
     python bench/scan.py [--megabytes 100 200] [--before /tmp/old-checkout] [--keep DIR] [--repeat 2]
-        [--awtoll /path/to/venv/bin/awtoll [--tiktoken-cache DIR]]
+        [--awtoll /path/to/venv/bin/awtoll [--tiktoken-cache DIR]] [--profile]
 
 For each size, generates a history (:mod:`history`: Claude Code and Codex, subagents, a resumed
 session), then runs, each in its own fresh process:
@@ -24,6 +24,11 @@ retries and estimates, which would flatter nobody.
 Goals (issue 15): cold 2 workers ≤ 1.5 × floor; peak RSS < 150 MB and flat in size; warm ≥ 20×
 faster than cold; the JSON report of 1 and 2 workers, cold and warm, identical. ``--before``
 runs the same commands against another checkout (``PYTHONPATH``) for a before/after table.
+
+With ``--profile``, the share of a cold one-worker scan's CPU time in each stage (start and
+counter load, cutting lines, decoding, building records, facts, counting, folding, report,
+cache), measured by :func:`bench.lines.scan_shares` in a fresh process of this checkout over
+the same history, beside the scan's own CPU seconds measured above.
 """
 
 from __future__ import annotations
@@ -154,6 +159,30 @@ def _awtoll(awtoll: str, roots: list[Path], vocabulary: str | None) -> dict[str,
     return _child(["--measured", json.dumps(command), json.dumps(environ)])
 
 
+def _shares(history: Path, rounds: int, code: str) -> dict[str, float]:
+    """:func:`bench.lines.scan_shares` of the history, in a fresh process of ``code``."""
+    environ = {**os.environ, "PYTHONPATH": code}
+    lines = str(Path(__file__).with_name("lines.py"))
+    command = [sys.executable, lines, "--shares", str(history), "--rounds", str(rounds)]
+    output = subprocess.run(command, env=environ, check=True, capture_output=True).stdout
+    shares: dict[str, float] = json.loads(output)
+    return shares
+
+
+def _print_shares(megabytes: float, shares: dict[str, float], scan_cpu: float) -> None:
+    total = sum(shares.values())
+    print()
+    print(
+        f"{megabytes:g} MB, where a cold 1-worker scan's CPU time goes (bench/lines.py "
+        f"scan_shares, one process, fastest of the rounds): {total:.2f} CPU s in all, "
+        f"against {scan_cpu:.2f} CPU s for the scan measured above"
+    )
+    print("| stage | CPU s | share |")
+    print("|---|---|---|")
+    for stage, seconds in shares.items():
+        print(f"| {stage} | {seconds:.2f} | {seconds / total:.0%} |")
+
+
 def _measure_code(roots: list[Path], work: Path, code: str, label: str) -> dict[str, Any]:
     one = _scan(roots, work / f"cache-{label}-1", 1, code)
     two = _scan(roots, work / f"cache-{label}-2", 2, code)
@@ -218,6 +247,9 @@ def main() -> None:
         default=os.environ.get("TIKTOKEN_CACHE_DIR"),
         help="TIKTOKEN_CACHE_DIR for awtoll: a folder holding cl100k_base under tiktoken's name",
     )
+    parser.add_argument(
+        "--profile", action="store_true", help="the share of a cold scan's CPU time per stage"
+    )
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parents[1])
     awtoll = args.awtoll
@@ -225,6 +257,7 @@ def main() -> None:
         awtoll = str(Path(awtoll) / "bin" / "awtoll")
     rows = []
     peers: list[tuple[float, dict[str, Any], dict[str, Any]]] = []
+    profiles: list[tuple[float, dict[str, float], float]] = []
     for megabytes in args.megabytes:
         work = Path(tempfile.mkdtemp(prefix="toll-bench-scan-"))
         try:
@@ -288,6 +321,10 @@ def main() -> None:
                 for label, result in measured:
                     peers.append((megabytes, {"label": label, **result}, peer))
                     print(f"  {label} against awtoll: {_versus(result, peer)}")
+            if args.profile:
+                profiles.append(
+                    (megabytes, _shares(history, args.repeat, here), measured[-1][1]["cpu_1"])
+                )
         finally:
             shutil.rmtree(work, ignore_errors=True)
     # Wall seconds depend on the neighbours on a shared machine; CPU seconds (the whole
@@ -328,6 +365,8 @@ def main() -> None:
                 f"| {result['rss_mb']:.0f} / {peer['rss_mb']:.0f} MB |"
             )
         print(f"awtoll counted with: {peers[0][2]['tokenizer']}")
+    for megabytes, shares, scan_cpu in profiles:
+        _print_shares(megabytes, shares, scan_cpu)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 

@@ -252,6 +252,11 @@ _NOT_FETCHES = MUTATING_TOOLS | {"TodoWrite", "Task", "Agent", "ExitPlanMode", "
 def normal_path(value: object, cwd: str | None) -> str | None:
     if not isinstance(value, str) or not value:
         return None
+    return _normal_path(value, cwd)
+
+
+@functools.lru_cache(maxsize=8192)  # agents read and edit the same files again and again
+def _normal_path(value: str, cwd: str | None) -> str:
     if cwd and not posixpath.isabs(value):
         value = posixpath.join(cwd, value)
     return posixpath.normpath(value)

@@ -291,7 +291,10 @@ def fold(
 
     def tally(call_id: str, shape: str, outcome: CallOutcome, tokens: int) -> None:
         summary.call_log.append([call_id, shape, outcome, tokens])
-        entry = summary.shapes.setdefault(shape, ShapeTally())
+        # (not setdefault: that builds a ShapeTally, its dict and its list, for every call)
+        entry = summary.shapes.get(shape)
+        if entry is None:
+            entry = summary.shapes[shape] = ShapeTally()
         entry.calls += 1
         entry.by_outcome[outcome] = entry.by_outcome.get(outcome, 0) + 1
         if outcome == OUTCOME_OK:

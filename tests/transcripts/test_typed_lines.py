@@ -338,3 +338,35 @@ def test_toll_scan_reports_alike_on_both_paths(
     typed = _scan_json(capsys, folders, "typed")
     assert typed == pure
     assert pure["calls"] > 0
+
+
+def _doctor_reader(capsys: pytest.CaptureFixture[str], parser: str, cache: Path) -> str:
+    """The detail of ``toll doctor --json``'s transcript reader check under ``TOLL_PARSER``."""
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    try:
+        with _path(parser):
+            _, out, _ = run_main(capsys, "doctor", "--json")
+    finally:
+        if before is None:
+            del os.environ["XDG_CACHE_HOME"]
+        else:
+            os.environ["XDG_CACHE_HOME"] = before
+    checks = {check["check"]: check for check in json.loads(out)["checks"]}
+    reader = checks["transcript reader"]
+    assert reader["status"] == "ok"
+    detail: str = reader["detail"]
+    return detail
+
+
+def test_doctor_says_typed_when_msgspec_imports_and_pure_when_asked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # What the release workflow asserts of the wheel installed alone on each platform.
+    import msgspec
+
+    typed = _doctor_reader(capsys, "typed", tmp_path)
+    assert typed.startswith(f"typed: msgspec {msgspec.__version__} ")
+    assert _doctor_reader(capsys, "", tmp_path).startswith("typed: msgspec")
+    pure = _doctor_reader(capsys, jsonlines.PURE, tmp_path)
+    assert pure.startswith("pure Python") and "TOLL_PARSER=pure" in pure
