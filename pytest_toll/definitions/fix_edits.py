@@ -37,126 +37,20 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from pytest_toll.definitions.tools import SHAPE_ANTHROPIC, SHAPE_OPENAI, Tool
-
-Schema = dict[str, Any]
-Path = tuple[str | int, ...]
-
-# Keywords whose value is one sub-schema, a map of them, or a list of them.
-_ONE = (
-    "additionalProperties",
-    "additionalItems",
-    "items",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-)
-_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_LIST = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-DEFS_KEYS = ("$defs", "definitions")
-
-#: A $defs name pointer: everything else a $ref may say blocks de-duplication.
-_PLAIN_REF = re.compile(r"^#/(\$defs|definitions)/([^/]+)$")
-
-
-def walk(schema: Mapping[str, Any], path: Path = ()) -> Iterator[tuple[Path, Mapping[str, Any]]]:
-    """Every sub-schema in schema position (never a property *name*, enum or default)."""
-    yield path, schema
-    for key, value in schema.items():
-        if key in _ONE and isinstance(value, dict):
-            yield from walk(value, (*path, key))
-        elif key in _MAP and isinstance(value, dict):
-            for name, sub in value.items():
-                if isinstance(sub, dict):
-                    yield from walk(sub, (*path, key, name))
-        elif key in _LIST and isinstance(value, list):
-            for index, sub in enumerate(value):
-                if isinstance(sub, dict):
-                    yield from walk(sub, (*path, key, index))
-        elif key == "dependencies" and isinstance(value, dict):
-            for name, sub in value.items():
-                if isinstance(sub, dict):
-                    yield from walk(sub, (*path, key, name))
-
-
-def rebuild(
-    schema: Mapping[str, Any],
-    change: Callable[[Schema, Path], Schema],
-    path: Path = (),
-) -> Schema:
-    """A copy of ``schema`` with ``change(node, path)`` applied to every sub-schema, children
-    first. Key order is kept; values that are not sub-schemas are shared, never mutated."""
-    copy: Schema = {}
-    for key, value in schema.items():
-        if key in _ONE and isinstance(value, dict):
-            value = rebuild(value, change, (*path, key))
-        elif (key in _MAP or key == "dependencies") and isinstance(value, dict):
-            value = {
-                name: rebuild(sub, change, (*path, key, name)) if isinstance(sub, dict) else sub
-                for name, sub in value.items()
-            }
-        elif key in _LIST and isinstance(value, list):
-            value = [
-                rebuild(sub, change, (*path, key, index)) if isinstance(sub, dict) else sub
-                for index, sub in enumerate(value)
-            ]
-        copy[key] = value
-    return change(copy, path)
-
-
-def dotted(path: Path) -> str:
-    return ".".join(str(part) for part in path) or "(root)"
-
-
-def listed(paths: list[str], most: int = 3) -> str:
-    shown = ", ".join(paths[:most])
-    return shown + (f", … (+{len(paths) - most})" if len(paths) > most else "")
-
-
-# --- the tool, edited ---------------------------------------------------------------------
-
-
-def edited(
-    tool: Tool, shape: str, *, description: str | None = None, schema: Schema | None = None
-) -> Tool:
-    """``tool`` with a new description and/or input schema, its ``raw`` element (what
-    ``--write`` writes, in the source's shape) changed to match."""
-    raw: dict[str, Any] = dict(tool.raw)
-    inner = raw if raw else {}  # a tool built by hand has no element to keep in step
-    if shape == SHAPE_OPENAI and isinstance(raw.get("function"), dict):
-        inner = raw["function"] = dict(raw["function"])
-    if description is not None:
-        inner["description"] = description
-    if schema is not None:
-        key = {SHAPE_OPENAI: "parameters", SHAPE_ANTHROPIC: "input_schema"}.get(
-            shape, "inputSchema"
-        )
-        inner[key] = schema
-    return replace(
-        tool,
-        description=tool.description if description is None else description,
-        input_schema=tool.input_schema if schema is None else schema,
-        raw=raw,
-    )
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    """What one rewrite did to one tool: the edited tool and a line saying what changed."""
-
-    tool: Tool
-    what: str
-
+from pytest_toll.definitions.fix_walk import DEFS_KEYS as DEFS_KEYS
+from pytest_toll.definitions.fix_walk import MAP_KEYS, PLAIN_REF
+from pytest_toll.definitions.fix_walk import Path as Path
+from pytest_toll.definitions.fix_walk import Rewrite as Rewrite
+from pytest_toll.definitions.fix_walk import Schema as Schema
+from pytest_toll.definitions.fix_walk import dotted as dotted
+from pytest_toll.definitions.fix_walk import edited as edited
+from pytest_toll.definitions.fix_walk import listed as listed
+from pytest_toll.definitions.fix_walk import rebuild as rebuild
+from pytest_toll.definitions.fix_walk import walk as walk
+from pytest_toll.definitions.tools import Tool
 
 # --- safe: generated titles -----------------------------------------------------------------
 
@@ -399,7 +293,7 @@ def _pointer_name(name: str) -> str:
 def _dedupe_blocked(schema: Mapping[str, Any]) -> bool:
     for _, node in walk(schema):
         ref = node.get("$ref")
-        if ref is not None and not (isinstance(ref, str) and _PLAIN_REF.match(ref)):
+        if ref is not None and not (isinstance(ref, str) and PLAIN_REF.match(ref)):
             return True
         if {"$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$dynamicRef"} & node.keys():
             return True
@@ -454,7 +348,7 @@ def _new_name(paths: list[Path], taken: set[str], subschema: Mapping[str, Any]) 
     title = subschema.get("title")
     base = title if isinstance(title, str) and re.fullmatch(r"[A-Za-z0-9_]+", title) else ""
     if not base:
-        names = [[p for p in path if isinstance(p, str) and p not in _MAP] for path in paths]
+        names = [[p for p in path if isinstance(p, str) and p not in MAP_KEYS] for path in paths]
         words = [_words(named[-1]) if named else [] for named in names]
         common: list[str] = []
         while (
