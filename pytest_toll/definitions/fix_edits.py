@@ -40,8 +40,9 @@ import textwrap
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pytest_toll.definitions import fix_tidy
 from pytest_toll.definitions.fix_walk import DEFS_KEYS as DEFS_KEYS
-from pytest_toll.definitions.fix_walk import MAP_KEYS, PLAIN_REF
+from pytest_toll.definitions.fix_walk import MAP_KEYS, PLAIN_REF, nullable_parts
 from pytest_toll.definitions.fix_walk import Path as Path
 from pytest_toll.definitions.fix_walk import Rewrite as Rewrite
 from pytest_toll.definitions.fix_walk import Schema as Schema
@@ -157,64 +158,6 @@ def drop_unused_annotations(tool: Tool, shape: str) -> Rewrite | None:
 
 # --- safe: anyOf with null --------------------------------------------------------------------
 
-_ONLY_FOR = {
-    "string": {
-        "minLength",
-        "maxLength",
-        "pattern",
-        "format",
-        "contentEncoding",
-        "contentMediaType",
-    },
-    "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
-    "array": {"items", "minItems", "maxItems", "uniqueItems", "contains"},
-    "object": {
-        "properties",
-        "required",
-        "additionalProperties",
-        "patternProperties",
-        "minProperties",
-        "maxProperties",
-        "propertyNames",
-    },
-}
-_ONLY_FOR["integer"] = _ONLY_FOR["number"]
-# Keywords that read their siblings (additionalProperties reads properties and
-# patternProperties, items reads prefixItems…): moved beside any of these, one of X's
-# keywords could change meaning, so the schema around may hold none of them.
-_READ_TOGETHER = {
-    "string": _ONLY_FOR["string"],
-    "number": _ONLY_FOR["number"],
-    "integer": _ONLY_FOR["number"],
-    "array": _ONLY_FOR["array"]
-    | {"prefixItems", "additionalItems", "minContains", "maxContains", "unevaluatedItems"},
-    "object": _ONLY_FOR["object"]
-    | {"dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"},
-}
-
-
-def _nullable(node: Mapping[str, Any]) -> tuple[str, Schema] | None:
-    """(X, the keywords beside ``type`` in X's branch) when ``node`` says "X or null"."""
-    branches = node.get("anyOf")
-    if not isinstance(branches, list) or len(branches) != 2 or "type" in node:
-        return None
-    if not all(isinstance(branch, dict) for branch in branches):
-        return None
-    nulls = [branch for branch in branches if branch == {"type": "null"}]
-    others = [branch for branch in branches if branch != {"type": "null"}]
-    if len(nulls) != 1 or len(others) != 1:
-        return None
-    other = others[0]
-    json_type = other.get("type")
-    if not isinstance(json_type, str) or json_type == "null":
-        return None
-    rest = {key: value for key, value in other.items() if key != "type"}
-    if not rest.keys() <= _ONLY_FOR.get(json_type, set()) or (
-        rest and _READ_TOGETHER[json_type] & node.keys()
-    ):
-        return None
-    return json_type, rest
-
 
 def nullable_as_type(tool: Tool, shape: str) -> Rewrite | None:
     if any(
@@ -224,7 +167,7 @@ def nullable_as_type(tool: Tool, shape: str) -> Rewrite | None:
     rewritten: list[str] = []
 
     def change(node: Schema, path: Path) -> Schema:
-        found = _nullable(node)
+        found = nullable_parts(node)
         if found is None:
             return node
         json_type, rest = found
@@ -435,5 +378,9 @@ SAFE_REWRITES: tuple[tuple[str, Callable[[Tool, str], Rewrite | None]], ...] = (
     ("drop-annotations", drop_unused_annotations),
     ("nullable-type", nullable_as_type),
     ("squash-whitespace", squash_description_whitespace),
+    ("drop-no-ops", fix_tidy.drop_no_ops),
+    ("type-union", fix_tidy.union_as_type),
+    ("enum-const", fix_tidy.enum_as_const),
+    ("restated-default", fix_tidy.drop_restated_defaults),
     ("dedupe-subschemas", dedupe_subschemas),
 )

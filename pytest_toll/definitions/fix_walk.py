@@ -127,3 +127,63 @@ class Rewrite:
 
     tool: Tool
     what: str
+
+
+# Keywords that constrain one JSON type only (any other type passes them).
+ONLY_FOR = {
+    "string": {
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+    },
+    "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+    "array": {"items", "minItems", "maxItems", "uniqueItems", "contains"},
+    "object": {
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "minProperties",
+        "maxProperties",
+        "propertyNames",
+    },
+}
+ONLY_FOR["integer"] = ONLY_FOR["number"]
+# Keywords that read their siblings (additionalProperties reads properties and
+# patternProperties, items reads prefixItems…): moved beside any of these, one of X's
+# keywords could change meaning, so the schema around may hold none of them.
+READ_TOGETHER = {
+    "string": ONLY_FOR["string"],
+    "number": ONLY_FOR["number"],
+    "integer": ONLY_FOR["number"],
+    "array": ONLY_FOR["array"]
+    | {"prefixItems", "additionalItems", "minContains", "maxContains", "unevaluatedItems"},
+    "object": ONLY_FOR["object"]
+    | {"dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"},
+}
+
+
+def nullable_parts(node: Mapping[str, Any]) -> tuple[str, Schema] | None:
+    """(X, the keywords beside ``type`` in X's branch) when ``node`` says "X or null"."""
+    branches = node.get("anyOf")
+    if not isinstance(branches, list) or len(branches) != 2 or "type" in node:
+        return None
+    if not all(isinstance(branch, dict) for branch in branches):
+        return None
+    nulls = [branch for branch in branches if branch == {"type": "null"}]
+    others = [branch for branch in branches if branch != {"type": "null"}]
+    if len(nulls) != 1 or len(others) != 1:
+        return None
+    other = others[0]
+    json_type = other.get("type")
+    if not isinstance(json_type, str) or json_type == "null":
+        return None
+    rest = {key: value for key, value in other.items() if key != "type"}
+    if not rest.keys() <= ONLY_FOR.get(json_type, set()) or (
+        rest and READ_TOGETHER[json_type] & node.keys()
+    ):
+        return None
+    return json_type, rest
