@@ -28,6 +28,9 @@ this with jsonschema on random schemas) — and never changes a tool name, a pro
   ``$defs`` entry and ``$ref``s to it. Only when every ``$ref`` in the schema is a plain
   ``#/$defs/NAME`` (or ``#/definitions/NAME``), and no ``$id``/anchor changes a base URI.
 
+More safe rewrites (no-op keywords, unions of plain types, one-value enums, restated
+defaults) are in ``fix_tidy``; ``SAFE_REWRITES`` below orders them all.
+
 *Advice* edits (``advice_*``) change meaning or wording; they are measured the same way but
 need a human, and are never written.
 """

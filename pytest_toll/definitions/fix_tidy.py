@@ -21,7 +21,8 @@ schema does not:
   with nothing beside it is flattened into its parent's. A branch's ``description`` or
   ``title`` that the node around says too goes; "X with an enum, or null" keeps its enum
   with null added.
-- *A one-value enum* is written as ``const``: the same equality, fewer brackets.
+- *A one-value enum* is written as ``const``: the same equality, fewer brackets (not under
+  a draft-04 ``$schema``, which has no ``const``).
 - *Restated defaults*: ``default: null`` on a property that is not required (leaving it out
   already means "none"); a description's clause or sentence that only states the schema's
   own ``default`` ("(default: 20)", "Defaults to \\"info\\".") — the ``default`` stays.
@@ -225,7 +226,14 @@ def union_as_type(tool: Tool, shape: str) -> Rewrite | None:
 # --- one-value enum -----------------------------------------------------------------------------
 
 
+#: Dialects without ``const`` (draft-06 brought it): there it would be ignored.
+_NO_CONST = re.compile(r"json-schema\.org/draft-0[34]/")
+
+
 def enum_as_const(tool: Tool, shape: str) -> Rewrite | None:
+    dialect = tool.parameters.get("$schema")
+    if isinstance(dialect, str) and _NO_CONST.search(dialect):
+        return None
     rewritten: list[str] = []
 
     def change(node: Schema, path: Path) -> Schema:

@@ -170,6 +170,9 @@ def test_one_value_enum_is_const() -> None:
     # notion: {"type": "string", "enum": ["text"]}.
     assert rewritten(enum_as_const, {"type": "string", "enum": ["text"]}) == {"type": "string", "const": "text"}  # fmt: skip
     assert rewritten(enum_as_const, {"enum": ["a", "b"]}) is None
+    # draft-04 has no const: there it would accept anything.
+    draft4 = {**wrapped({"enum": ["text"]}), "$schema": "http://json-schema.org/draft-04/schema#"}
+    assert enum_as_const(tool(draft4), SHAPE_MCP) is None
 
 
 @pytest.mark.parametrize(
