@@ -331,7 +331,12 @@ def _verdicts(schema: dict[str, Any], instances: list[Any]) -> list[bool]:
 
 @pytest.mark.parametrize(
     "roots",
-    [root_schemas(), nullable_roots(), union_roots()],
+    [
+        root_schemas(),
+        nullable_roots(),
+        # Some 12 s: the unions' instances are many and deep.
+        pytest.param(union_roots(), marks=pytest.mark.slow, id="unions"),
+    ],
     ids=["any", "nullable", "unions"],
 )
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
