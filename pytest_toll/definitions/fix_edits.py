@@ -28,6 +28,9 @@ this with jsonschema on random schemas) — and never changes a tool name, a pro
   ``$defs`` entry and ``$ref``s to it. Only when every ``$ref`` in the schema is a plain
   ``#/$defs/NAME`` (or ``#/definitions/NAME``), and no ``$id``/anchor changes a base URI.
 
+More safe rewrites (no-op keywords, unions of plain types, one-value enums, restated
+defaults) are in ``fix_tidy``; ``SAFE_REWRITES`` below orders them all.
+
 *Advice* edits (``advice_*``) change meaning or wording; they are measured the same way but
 need a human, and are never written.
 """
@@ -37,126 +40,21 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from pytest_toll.definitions.tools import SHAPE_ANTHROPIC, SHAPE_OPENAI, Tool
-
-Schema = dict[str, Any]
-Path = tuple[str | int, ...]
-
-# Keywords whose value is one sub-schema, a map of them, or a list of them.
-_ONE = (
-    "additionalProperties",
-    "additionalItems",
-    "items",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-)
-_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_LIST = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-DEFS_KEYS = ("$defs", "definitions")
-
-#: A $defs name pointer: everything else a $ref may say blocks de-duplication.
-_PLAIN_REF = re.compile(r"^#/(\$defs|definitions)/([^/]+)$")
-
-
-def walk(schema: Mapping[str, Any], path: Path = ()) -> Iterator[tuple[Path, Mapping[str, Any]]]:
-    """Every sub-schema in schema position (never a property *name*, enum or default)."""
-    yield path, schema
-    for key, value in schema.items():
-        if key in _ONE and isinstance(value, dict):
-            yield from walk(value, (*path, key))
-        elif key in _MAP and isinstance(value, dict):
-            for name, sub in value.items():
-                if isinstance(sub, dict):
-                    yield from walk(sub, (*path, key, name))
-        elif key in _LIST and isinstance(value, list):
-            for index, sub in enumerate(value):
-                if isinstance(sub, dict):
-                    yield from walk(sub, (*path, key, index))
-        elif key == "dependencies" and isinstance(value, dict):
-            for name, sub in value.items():
-                if isinstance(sub, dict):
-                    yield from walk(sub, (*path, key, name))
-
-
-def rebuild(
-    schema: Mapping[str, Any],
-    change: Callable[[Schema, Path], Schema],
-    path: Path = (),
-) -> Schema:
-    """A copy of ``schema`` with ``change(node, path)`` applied to every sub-schema, children
-    first. Key order is kept; values that are not sub-schemas are shared, never mutated."""
-    copy: Schema = {}
-    for key, value in schema.items():
-        if key in _ONE and isinstance(value, dict):
-            value = rebuild(value, change, (*path, key))
-        elif (key in _MAP or key == "dependencies") and isinstance(value, dict):
-            value = {
-                name: rebuild(sub, change, (*path, key, name)) if isinstance(sub, dict) else sub
-                for name, sub in value.items()
-            }
-        elif key in _LIST and isinstance(value, list):
-            value = [
-                rebuild(sub, change, (*path, key, index)) if isinstance(sub, dict) else sub
-                for index, sub in enumerate(value)
-            ]
-        copy[key] = value
-    return change(copy, path)
-
-
-def dotted(path: Path) -> str:
-    return ".".join(str(part) for part in path) or "(root)"
-
-
-def listed(paths: list[str], most: int = 3) -> str:
-    shown = ", ".join(paths[:most])
-    return shown + (f", … (+{len(paths) - most})" if len(paths) > most else "")
-
-
-# --- the tool, edited ---------------------------------------------------------------------
-
-
-def edited(
-    tool: Tool, shape: str, *, description: str | None = None, schema: Schema | None = None
-) -> Tool:
-    """``tool`` with a new description and/or input schema, its ``raw`` element (what
-    ``--write`` writes, in the source's shape) changed to match."""
-    raw: dict[str, Any] = dict(tool.raw)
-    inner = raw if raw else {}  # a tool built by hand has no element to keep in step
-    if shape == SHAPE_OPENAI and isinstance(raw.get("function"), dict):
-        inner = raw["function"] = dict(raw["function"])
-    if description is not None:
-        inner["description"] = description
-    if schema is not None:
-        key = {SHAPE_OPENAI: "parameters", SHAPE_ANTHROPIC: "input_schema"}.get(
-            shape, "inputSchema"
-        )
-        inner[key] = schema
-    return replace(
-        tool,
-        description=tool.description if description is None else description,
-        input_schema=tool.input_schema if schema is None else schema,
-        raw=raw,
-    )
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    """What one rewrite did to one tool: the edited tool and a line saying what changed."""
-
-    tool: Tool
-    what: str
-
+from pytest_toll.definitions import fix_tidy
+from pytest_toll.definitions.fix_walk import DEFS_KEYS as DEFS_KEYS
+from pytest_toll.definitions.fix_walk import MAP_KEYS, PLAIN_REF, nullable_parts
+from pytest_toll.definitions.fix_walk import Path as Path
+from pytest_toll.definitions.fix_walk import Rewrite as Rewrite
+from pytest_toll.definitions.fix_walk import Schema as Schema
+from pytest_toll.definitions.fix_walk import dotted as dotted
+from pytest_toll.definitions.fix_walk import edited as edited
+from pytest_toll.definitions.fix_walk import listed as listed
+from pytest_toll.definitions.fix_walk import rebuild as rebuild
+from pytest_toll.definitions.fix_walk import walk as walk
+from pytest_toll.definitions.tools import Tool
 
 # --- safe: generated titles -----------------------------------------------------------------
 
@@ -263,64 +161,6 @@ def drop_unused_annotations(tool: Tool, shape: str) -> Rewrite | None:
 
 # --- safe: anyOf with null --------------------------------------------------------------------
 
-_ONLY_FOR = {
-    "string": {
-        "minLength",
-        "maxLength",
-        "pattern",
-        "format",
-        "contentEncoding",
-        "contentMediaType",
-    },
-    "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
-    "array": {"items", "minItems", "maxItems", "uniqueItems", "contains"},
-    "object": {
-        "properties",
-        "required",
-        "additionalProperties",
-        "patternProperties",
-        "minProperties",
-        "maxProperties",
-        "propertyNames",
-    },
-}
-_ONLY_FOR["integer"] = _ONLY_FOR["number"]
-# Keywords that read their siblings (additionalProperties reads properties and
-# patternProperties, items reads prefixItems…): moved beside any of these, one of X's
-# keywords could change meaning, so the schema around may hold none of them.
-_READ_TOGETHER = {
-    "string": _ONLY_FOR["string"],
-    "number": _ONLY_FOR["number"],
-    "integer": _ONLY_FOR["number"],
-    "array": _ONLY_FOR["array"]
-    | {"prefixItems", "additionalItems", "minContains", "maxContains", "unevaluatedItems"},
-    "object": _ONLY_FOR["object"]
-    | {"dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"},
-}
-
-
-def _nullable(node: Mapping[str, Any]) -> tuple[str, Schema] | None:
-    """(X, the keywords beside ``type`` in X's branch) when ``node`` says "X or null"."""
-    branches = node.get("anyOf")
-    if not isinstance(branches, list) or len(branches) != 2 or "type" in node:
-        return None
-    if not all(isinstance(branch, dict) for branch in branches):
-        return None
-    nulls = [branch for branch in branches if branch == {"type": "null"}]
-    others = [branch for branch in branches if branch != {"type": "null"}]
-    if len(nulls) != 1 or len(others) != 1:
-        return None
-    other = others[0]
-    json_type = other.get("type")
-    if not isinstance(json_type, str) or json_type == "null":
-        return None
-    rest = {key: value for key, value in other.items() if key != "type"}
-    if not rest.keys() <= _ONLY_FOR.get(json_type, set()) or (
-        rest and _READ_TOGETHER[json_type] & node.keys()
-    ):
-        return None
-    return json_type, rest
-
 
 def nullable_as_type(tool: Tool, shape: str) -> Rewrite | None:
     if any(
@@ -330,7 +170,7 @@ def nullable_as_type(tool: Tool, shape: str) -> Rewrite | None:
     rewritten: list[str] = []
 
     def change(node: Schema, path: Path) -> Schema:
-        found = _nullable(node)
+        found = nullable_parts(node)
         if found is None:
             return node
         json_type, rest = found
@@ -399,7 +239,7 @@ def _pointer_name(name: str) -> str:
 def _dedupe_blocked(schema: Mapping[str, Any]) -> bool:
     for _, node in walk(schema):
         ref = node.get("$ref")
-        if ref is not None and not (isinstance(ref, str) and _PLAIN_REF.match(ref)):
+        if ref is not None and not (isinstance(ref, str) and PLAIN_REF.match(ref)):
             return True
         if {"$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$dynamicRef"} & node.keys():
             return True
@@ -454,7 +294,7 @@ def _new_name(paths: list[Path], taken: set[str], subschema: Mapping[str, Any]) 
     title = subschema.get("title")
     base = title if isinstance(title, str) and re.fullmatch(r"[A-Za-z0-9_]+", title) else ""
     if not base:
-        names = [[p for p in path if isinstance(p, str) and p not in _MAP] for path in paths]
+        names = [[p for p in path if isinstance(p, str) and p not in MAP_KEYS] for path in paths]
         words = [_words(named[-1]) if named else [] for named in names]
         common: list[str] = []
         while (
@@ -541,5 +381,9 @@ SAFE_REWRITES: tuple[tuple[str, Callable[[Tool, str], Rewrite | None]], ...] = (
     ("drop-annotations", drop_unused_annotations),
     ("nullable-type", nullable_as_type),
     ("squash-whitespace", squash_description_whitespace),
+    ("drop-no-ops", fix_tidy.drop_no_ops),
+    ("type-union", fix_tidy.union_as_type),
+    ("enum-const", fix_tidy.enum_as_const),
+    ("restated-default", fix_tidy.drop_restated_defaults),
     ("dedupe-subschemas", dedupe_subschemas),
 )
