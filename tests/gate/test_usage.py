@@ -1,6 +1,6 @@
 """Cost per use: the SDK test server's tools (a real process) joined with transcript
-fixtures (tests/fixtures/transcripts/build.py ``usage_sessions``), per host; E131; and
-``toll usage --fix``, which writes the hosts' own settings only with ``--write``, re-read
+fixtures (tests/fixtures/usage, written by tests/fixtures/transcripts/build.py
+``usage_sessions``), per host; E131; and ``toll usage --fix``, which writes the hosts' own settings only with ``--write``, re-read
 here through our own parsers."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from tests.cli import run_main
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
 SDK_SERVER = [sys.executable, str(SERVERS / "sdk_server.py")]
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "usage"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "usage"
 #: The fixtures' files, oldest first: their order decides which sessions are the newest.
 ORDER = ("claude/use-1.jsonl", "claude/use-2.jsonl", "codex/rollout-2026-11-02-use-codex.jsonl")
 
