@@ -19,7 +19,6 @@ from pytest_toll.core.findings import Finding
 from pytest_toll.core.hosts import HOSTS as HOST_PROFILES
 from pytest_toll.core.kinds import EXECUTED, PAST_CUT
 from pytest_toll.core.tokens import O200K
-from pytest_toll.definitions.source import weigh_source
 from pytest_toll.gate.locate import (
     place_tool_findings,
     placed,
@@ -27,7 +26,7 @@ from pytest_toll.gate.locate import (
     tool_places,
 )
 from pytest_toll.gate.measurement import EntryContext, EntryMeasurement
-from pytest_toll.gate.results import measure_results_of, resolve_server
+from pytest_toll.gate.results import measure_results_of, weigh_server
 from pytest_toll.gate.usage import usage_report
 from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.skills.rules import subjects_of
@@ -63,21 +62,11 @@ def measure_servers_entry(
     """A server's tool definitions: the claude total, per-tool lines, the E1xx findings."""
     where = f"servers.{name}"
     settings = context.settings(entry, where)
-    tools_file = entry.get("tools_file")
-    source = resolve_server(name, entry, context)
-    report = weigh_source(
-        command=source.command,
-        url=source.url,
-        tools_file=None if tools_file is None else context.resolve(str(tools_file)),
-        env=source.env,
-        cwd=source.cwd,
-        headers=entry.get("headers"),
-        check_order=bool(entry.get("check_order", False)),
-        window=context.window,
-        settings=settings,
-        **source.optional,
+    report, source = weigh_server(
+        name, entry, context, check_order=bool(entry.get("check_order", False)), settings=settings
     )
     results = measure_results_of(name, entry, context, settings, source)
+    tools_file = entry.get("tools_file")
     top = source.cwd if tools_file is None else context.resolve(str(tools_file)).parent
     descriptions = {tool.name: tool.description for tool in report.records if tool.description}
     parts = {row.name: int(row.tokens) for row in report.tools}

@@ -17,7 +17,8 @@ from pytest_toll.core.envrefs import expand
 from pytest_toll.core.findings import RuleOverrides
 from pytest_toll.definitions.mcp.calling import call_server
 from pytest_toll.definitions.results import ResultCost, ResultSpec, measure_result, parse_specs
-from pytest_toll.definitions.source import _strings, expand_env, expand_headers
+from pytest_toll.definitions.source import _strings, expand_env, expand_headers, weigh_source
+from pytest_toll.definitions.weigh import ToolsReport
 from pytest_toll.gate.measurement import EntryContext
 
 
@@ -59,6 +60,28 @@ def resolve_server(name: str, entry: Mapping[str, Any], context: EntryContext) -
     if entry.get("timeout") is not None:
         optional["timeout"] = float(entry["timeout"])
     return ServerSource(command, url, env, cwd, optional)
+
+
+def weigh_server(
+    name: str, entry: Mapping[str, Any], context: EntryContext, **options: Any
+) -> tuple[ToolsReport, ServerSource]:
+    """``servers.<name>``'s tools weighed from what the entry names (a tools file, a command
+    or a URL), with ``options`` (settings, check_order) passed to the weigher; the resolved
+    source rides along for callers that go on to call its tools."""
+    source = resolve_server(name, entry, context)
+    tools_file = entry.get("tools_file")
+    report = weigh_source(
+        command=source.command,
+        url=source.url,
+        tools_file=None if tools_file is None else context.resolve(str(tools_file)),
+        env=source.env,
+        cwd=source.cwd,
+        headers=entry.get("headers"),
+        window=context.window,
+        **options,
+        **source.optional,
+    )
+    return report, source
 
 
 def measure_results_of(

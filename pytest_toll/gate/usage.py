@@ -18,7 +18,6 @@ from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.findings import RuleOverrides
 from pytest_toll.core.hosts import HOSTS
 from pytest_toll.definitions.host_config import claude_defers, claude_tool_search
-from pytest_toll.definitions.source import weigh_source
 from pytest_toll.definitions.usage import (
     DEFAULT_SESSIONS,
     ServerUse,
@@ -27,7 +26,7 @@ from pytest_toll.definitions.usage import (
     unused_findings,
 )
 from pytest_toll.gate.measurement import EntryContext
-from pytest_toll.gate.results import resolve_server
+from pytest_toll.gate.results import weigh_server
 from pytest_toll.report.host_costs import costs
 from pytest_toll.transcripts.locations import default_roots
 from pytest_toll.transcripts.scan import ReadOptions, cache_dir, read_summaries
@@ -55,18 +54,7 @@ def weigh_servers(
         if not isinstance(entry, Mapping):
             continue
         try:
-            source = resolve_server(str(name), entry, context)
-            tools_file = entry.get("tools_file")
-            report = weigh_source(
-                command=source.command,
-                url=source.url,
-                tools_file=None if tools_file is None else context.resolve(str(tools_file)),
-                env=source.env,
-                cwd=source.cwd,
-                headers=entry.get("headers"),
-                window=context.window,
-                **source.optional,
-            )
+            report, _ = weigh_server(str(name), entry, context)
         except CouldNotJudge as error:
             failed[str(name)] = str(error)
             continue
