@@ -369,7 +369,8 @@ def _message(
             text = "not pinned yet — pin with --toll-update"
     else:
         text = ""
-    if failing_rules and outcome in (PASSED, IMPROVED, NEW):
+    # An accepted growth does not fail the entry: a failing rule does, so it is named first.
+    if failing_rules and (outcome in (PASSED, IMPROVED, NEW) or accepted):
         rules = ", ".join(sorted(set(failing_rules)))
         text = f"fails rule {rules} (severity error)" + (f"; {text}" if text else "")
     return text

@@ -344,3 +344,23 @@ def test_a_skill_level_left_unpinned_is_not_growth() -> None:
         policy=DEFAULT,
     )
     assert (result.outcome, result.failed) == ("passed", False)
+
+
+def test_an_accepted_growth_that_still_fails_names_the_failing_rule() -> None:
+    # --toll-allow-increase raises the pin, so what fails the entry is its error finding:
+    # the message must say so, not only that the pin was raised.
+    raising = Policy(update=True, allow_increase=True)
+    result = judge(
+        kind="servers",
+        name="files",
+        nodeid="toll.yaml::servers::files",
+        line=3,
+        entry={"pin": 100},
+        measurement=EntryMeasurement(
+            110, "o200k", {}, findings=({"rule": "E101", "severity": "error", "message": "x"},)
+        ),
+        policy=raising,
+    )
+    assert result.failed
+    assert result.message.startswith("fails rule E101 (severity error); regressed"), result.message
+    assert "pin raised (--toll-allow-increase)" in result.message
