@@ -41,6 +41,32 @@ def nearest_rank(sorted_values: Sequence[int], fraction: float) -> int:
     return sorted_values[rank - 1]
 
 
+def nearest_ranks(counts: Mapping[int, int], fractions: Sequence[float]) -> list[int]:
+    """The nearest-rank percentiles of values given as ``{value: how many}``: the same
+    figures as :func:`nearest_rank` over the sorted values, without a list of every value
+    (a shape's ok calls number in the millions in a 10 GB history, their distinct token
+    counts in the thousands)."""
+    total = sum(counts.values())
+    if not total:
+        return [0 for _ in fractions]
+    wanted = sorted(
+        (max(1, math.ceil(fraction * total)), place) for place, fraction in enumerate(fractions)
+    )
+    found = [0] * len(fractions)
+    seen = 0
+    pending = iter(wanted)
+    rank, place = next(pending)
+    for value in sorted(counts):
+        seen += counts[value]
+        while seen >= rank:
+            found[place] = value
+            step = next(pending, None)
+            if step is None:
+                return found
+            rank, place = step
+    return found  # unreachable: the last rank is at most the total
+
+
 @dataclass(frozen=True)
 class ShapeRow:
     shape: str
@@ -198,8 +224,9 @@ class DigestSet:
 class _ShapeTotals:
     calls: int = 0
     by_outcome: dict[str, int] = field(default_factory=dict)
-    #: 8 bytes a value, not a list's pointer and int object: one value per ok call
-    ok_tokens: array[int] = field(default_factory=lambda: array("q"))
+    #: how many ok calls returned each token count: grows with the distinct counts, not
+    #: with the calls, and the exact median and p90 are read off it
+    ok_tokens: dict[int, int] = field(default_factory=dict)
 
 
 def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
@@ -242,7 +269,8 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
             entry.calls += 1
             entry.by_outcome[outcome] = entry.by_outcome.get(outcome, 0) + 1
             if outcome == OUTCOME_OK:
-                entry.ok_tokens.append(tokens)
+                ok_tokens = entry.ok_tokens
+                ok_tokens[tokens] = ok_tokens.get(tokens, 0) + 1
             if outcome != OUTCOME_UNPAIRED and outcome != OUTCOME_NOT_RECORDED:
                 admitted += tokens
         for repeat in summary.repeats:
@@ -257,7 +285,8 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
                 repeats[same] = repeat
     rows = []
     for shape, tally in merged.items():
-        values = sorted(tally.ok_tokens)
+        counts = tally.ok_tokens
+        median, p90 = nearest_ranks(counts, (0.5, 0.9))
         by_outcome: dict[str, int] = {
             outcome: tally.by_outcome[outcome]
             for outcome in OUTCOMES
@@ -267,10 +296,10 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
             ShapeRow(
                 shape,
                 tally.calls,
-                len(values),
-                sum(values),
-                nearest_rank(values, 0.5),
-                nearest_rank(values, 0.9),
+                sum(counts.values()),
+                sum(value * times for value, times in counts.items()),
+                median,
+                p90,
                 by_outcome,
                 is_suspicious(by_outcome),
             )

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_toll.core.tokens import count
-from pytest_toll.transcripts.report import DigestSet, build_report, nearest_rank
+from pytest_toll.transcripts.report import DigestSet, build_report, nearest_rank, nearest_ranks
 from pytest_toll.transcripts.scan import select_files, summarize_files
 from pytest_toll.transcripts.summary import summarize_file
 from tests.transcripts.transcripts_data import A_PY, FIXTURES, MAIN
@@ -46,6 +47,27 @@ def test_median_and_p90_are_nearest_rank() -> None:
     values = list(range(1, 11))
     assert (nearest_rank(values, 0.5), nearest_rank(values, 0.9)) == (5, 9)
     assert nearest_rank([], 0.5) == 0
+
+
+def test_ranks_from_counts_at_the_edges() -> None:
+    assert nearest_ranks({}, (0.5, 0.9)) == [0, 0]
+    assert nearest_ranks({7: 1}, (0.5, 0.9)) == [7, 7]  # one value
+    assert nearest_ranks({3: 10}, (0.5, 0.9)) == [3, 3]  # all tied
+    # ten values: the 5th and the 9th; the 9th is the last of a tie that starts at the 6th
+    assert nearest_ranks({1: 5, 2: 4, 100: 1}, (0.5, 0.9)) == [1, 2]
+    # eleven values: p90's rank is ceil(9.9) = 10, the first of the top two
+    assert nearest_ranks({1: 9, 50: 1, 60: 1}, (0.5, 0.9)) == [1, 50]
+    assert nearest_ranks({4: 1, 9: 1}, (0.9, 0.5)) == [9, 4]  # asked in any order
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=40), max_size=60))
+def test_ranks_from_counts_are_the_sorted_lists(values: list[int]) -> None:
+    ordered = sorted(values)
+    fractions = (0.5, 0.9, 0.01, 1.0)
+    assert nearest_ranks(Counter(values), fractions) == [
+        nearest_rank(ordered, fraction) for fraction in fractions
+    ]
 
 
 def test_a_resumed_session_copy_is_counted_once(tmp_path: Path) -> None:
