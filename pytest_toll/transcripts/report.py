@@ -12,7 +12,7 @@ import hashlib
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_toll.core.tokens import TOKENIZER_NAME
@@ -146,7 +146,7 @@ class ScanReport:
         """Every field, as plain data (the cache's form; ``as_dict`` is the CLI's contract)."""
         data = dict(self.__dict__)
         data["shapes"] = [row.as_dict() for row in self.shapes]
-        data["repeats"] = [dict(repeat.__dict__) for repeat in self.repeats]
+        data["repeats"] = [repeat.to_json() for repeat in self.repeats]
         return data
 
     @classmethod
@@ -232,6 +232,9 @@ class _ShapeTotals:
 def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
     merged: dict[str, _ShapeTotals] = {}
     repeats: dict[tuple[str, str, str, int], Repeat] = {}
+    # One copy of each session id and shape among the repeats kept: summaries read from the
+    # cache or from a worker bring their own copy of each string with each repeat.
+    strings: dict[str, str] = {}
     # Digests of the calls and turns counted, so the copies a resumed session's file holds
     # are counted once: the only state that grows with the history.
     seen_calls = DigestSet()
@@ -282,7 +285,7 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
             )
             known = repeats.get(same)
             if known is None or known.times < repeat.times:
-                repeats[same] = repeat
+                repeats[same] = _sharing(repeat, strings)
     rows = []
     for shape, tally in merged.items():
         counts = tally.ok_tokens
@@ -337,6 +340,15 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
         },
         paired_by_order=sorted(by_order),
     )
+
+
+def _sharing(repeat: Repeat, strings: dict[str, str]) -> Repeat:
+    """``repeat`` with the session id and shape already kept, when they are."""
+    session = strings.setdefault(repeat.session, repeat.session)
+    shape = strings.setdefault(repeat.shape, repeat.shape)
+    if session is repeat.session and shape is repeat.shape:
+        return repeat
+    return replace(repeat, session=session, shape=shape)
 
 
 def _agent_rank(name: str) -> int:

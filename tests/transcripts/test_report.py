@@ -10,9 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_toll.core.tokens import count
-from pytest_toll.transcripts.report import DigestSet, build_report, nearest_rank, nearest_ranks
+from pytest_toll.transcripts.report import (
+    DigestSet,
+    ScanReport,
+    build_report,
+    nearest_rank,
+    nearest_ranks,
+)
 from pytest_toll.transcripts.scan import select_files, summarize_files
-from pytest_toll.transcripts.summary import summarize_file
+from pytest_toll.transcripts.summary import FileSummary, Repeat, summarize_file
 from tests.transcripts.transcripts_data import A_PY, FIXTURES, MAIN
 
 
@@ -121,3 +127,21 @@ def test_digest_set_keeps_every_key_through_its_growth() -> None:
     assert all(kept.add(key) for key in keys)
     assert not any(kept.add(key) for key in keys)
     assert len(kept) == 50_000
+
+
+def test_repeats_kept_are_slotted_and_share_their_strings() -> None:
+    # Two files' summaries, each with its own copy of the strings (as the cache gives them).
+    def repeat(number: int) -> Repeat:
+        return Repeat("".join(["sess-", "one"]), "".join(["Re", "ad"]), f"/t/{number}", 3, 10)
+
+    summaries = [
+        FileSummary(path=f"/f{number}.jsonl", format="claude", repeats=[repeat(number)])
+        for number in range(2)
+    ]
+    assert summaries[0].repeats[0].session is not summaries[1].repeats[0].session
+    report = build_report(summaries)
+    first, second = report.repeats
+    assert first.session is second.session and first.shape is second.shape
+    assert not hasattr(first, "__dict__")
+    again = ScanReport.from_json(json.loads(json.dumps(report.to_json())))
+    assert again.repeats == report.repeats and again.as_dict() == report.as_dict()
