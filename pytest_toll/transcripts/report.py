@@ -12,7 +12,7 @@ import hashlib
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_toll.core.tokens import TOKENIZER_NAME
@@ -39,6 +39,32 @@ def nearest_rank(sorted_values: Sequence[int], fraction: float) -> int:
         return 0
     rank = max(1, math.ceil(fraction * len(sorted_values)))
     return sorted_values[rank - 1]
+
+
+def nearest_ranks(counts: Mapping[int, int], fractions: Sequence[float]) -> list[int]:
+    """The nearest-rank percentiles of values given as ``{value: how many}``: the same
+    figures as :func:`nearest_rank` over the sorted values, without a list of every value
+    (a shape's ok calls number in the millions in a 10 GB history, their distinct token
+    counts in the thousands)."""
+    total = sum(counts.values())
+    if not total:
+        return [0 for _ in fractions]
+    wanted = sorted(
+        (max(1, math.ceil(fraction * total)), place) for place, fraction in enumerate(fractions)
+    )
+    found = [0] * len(fractions)
+    seen = 0
+    pending = iter(wanted)
+    rank, place = next(pending)
+    for value in sorted(counts):
+        seen += counts[value]
+        while seen >= rank:
+            found[place] = value
+            step = next(pending, None)
+            if step is None:
+                return found
+            rank, place = step
+    return found  # unreachable: the last rank is at most the total
 
 
 @dataclass(frozen=True)
@@ -120,7 +146,7 @@ class ScanReport:
         """Every field, as plain data (the cache's form; ``as_dict`` is the CLI's contract)."""
         data = dict(self.__dict__)
         data["shapes"] = [row.as_dict() for row in self.shapes]
-        data["repeats"] = [dict(repeat.__dict__) for repeat in self.repeats]
+        data["repeats"] = [repeat.to_json() for repeat in self.repeats]
         return data
 
     @classmethod
@@ -147,18 +173,31 @@ class ScanReport:
         }
 
 
-class DigestSet:
-    """Distinct byte strings, kept as 64-bit digests in one flat array (8 bytes a slot, at
-    most half the slots full, so 16–32 bytes a key): a scan holds one per call and turn it
-    has counted, and sets of 16-byte digests and message ids grew a 1 GB scan's parent by
-    28 MB (its 230,962 keys, by tracemalloc). Two different keys share a digest with probability about
-    n² / 2⁶⁵: 1.4 × 10⁻⁹ for those keys."""
+#: DigestSet's tables: 2**8, picked by a digest's top byte, each starting at 16 slots
+_TABLE_SHIFT = 56
+_TABLES = 1 << (64 - _TABLE_SHIFT)
+_FIRST_SLOTS = 16
 
-    __slots__ = ("_mask", "_size", "_slots")
+
+class DigestSet:
+    """Distinct byte strings, kept as 64-bit digests in flat arrays (8 bytes a slot, at most
+    half the slots full, so 16–32 bytes a key): a scan holds one per call and turn it has
+    counted, and sets of 16-byte digests and message ids grew a 1 GB scan's parent by 28 MB
+    (its 230,962 keys, by tracemalloc). Two different keys share a digest with probability
+    about n² / 2⁶⁵: 1.4 × 10⁻⁹ for those keys, 6 × 10⁻⁸ for a 10 GB history's 1.5 million
+    calls.
+
+    The digests are spread by their top byte over 256 tables, each grown on its own: while a
+    table doubles, its old and new arrays are both alive, and that is 3/256 of the whole
+    rather than three times the set's last size (one table of 1.5 million keys grew from
+    16 MB to 32 MB with the 16 MB still held)."""
+
+    __slots__ = ("_counts", "_masks", "_size", "_tables")
 
     def __init__(self) -> None:
-        self._slots = array("Q", bytes(8 * 4096))
-        self._mask = 4095
+        self._tables = [array("Q", bytes(8 * _FIRST_SLOTS)) for _ in range(_TABLES)]
+        self._masks = [_FIRST_SLOTS - 1] * _TABLES
+        self._counts = [0] * _TABLES
         self._size = 0
 
     def __len__(self) -> int:
@@ -167,7 +206,8 @@ class DigestSet:
     def add(self, data: bytes) -> bool:
         """Keep ``data``'s digest; False when it was already kept."""
         key = int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little") or 1
-        slots, mask = self._slots, self._mask
+        table = key >> _TABLE_SHIFT  # the top byte picks the table, the low bits the slot
+        slots, mask = self._tables[table], self._masks[table]
         index = key & mask
         while True:  # linear probing; 0 marks an empty slot
             found = slots[index]
@@ -178,14 +218,16 @@ class DigestSet:
             index = (index + 1) & mask
         slots[index] = key
         self._size += 1
-        if 2 * self._size > mask:
-            self._grow()
+        counts = self._counts
+        counts[table] += 1
+        if 2 * counts[table] > mask:
+            self._grow(table)
         return True
 
-    def _grow(self) -> None:
-        old = self._slots
-        self._mask = mask = 2 * len(old) - 1
-        self._slots = slots = array("Q", bytes(8 * (mask + 1)))
+    def _grow(self, table: int) -> None:
+        old = self._tables[table]
+        self._masks[table] = mask = 2 * len(old) - 1
+        self._tables[table] = slots = array("Q", bytes(8 * (mask + 1)))
         for key in old:
             if key:
                 index = key & mask
@@ -198,13 +240,17 @@ class DigestSet:
 class _ShapeTotals:
     calls: int = 0
     by_outcome: dict[str, int] = field(default_factory=dict)
-    #: 8 bytes a value, not a list's pointer and int object: one value per ok call
-    ok_tokens: array[int] = field(default_factory=lambda: array("q"))
+    #: how many ok calls returned each token count: grows with the distinct counts, not
+    #: with the calls, and the exact median and p90 are read off it
+    ok_tokens: dict[int, int] = field(default_factory=dict)
 
 
 def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
     merged: dict[str, _ShapeTotals] = {}
     repeats: dict[tuple[str, str, str, int], Repeat] = {}
+    # One copy of each session id and shape among the repeats kept: summaries read from the
+    # cache or from a worker bring their own copy of each string with each repeat.
+    strings: dict[str, str] = {}
     # Digests of the calls and turns counted, so the copies a resumed session's file holds
     # are counted once: the only state that grows with the history.
     seen_calls = DigestSet()
@@ -242,7 +288,8 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
             entry.calls += 1
             entry.by_outcome[outcome] = entry.by_outcome.get(outcome, 0) + 1
             if outcome == OUTCOME_OK:
-                entry.ok_tokens.append(tokens)
+                ok_tokens = entry.ok_tokens
+                ok_tokens[tokens] = ok_tokens.get(tokens, 0) + 1
             if outcome != OUTCOME_UNPAIRED and outcome != OUTCOME_NOT_RECORDED:
                 admitted += tokens
         for repeat in summary.repeats:
@@ -254,10 +301,11 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
             )
             known = repeats.get(same)
             if known is None or known.times < repeat.times:
-                repeats[same] = repeat
+                repeats[same] = _sharing(repeat, strings)
     rows = []
     for shape, tally in merged.items():
-        values = sorted(tally.ok_tokens)
+        counts = tally.ok_tokens
+        median, p90 = nearest_ranks(counts, (0.5, 0.9))
         by_outcome: dict[str, int] = {
             outcome: tally.by_outcome[outcome]
             for outcome in OUTCOMES
@@ -267,10 +315,10 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
             ShapeRow(
                 shape,
                 tally.calls,
-                len(values),
-                sum(values),
-                nearest_rank(values, 0.5),
-                nearest_rank(values, 0.9),
+                sum(counts.values()),
+                sum(value * times for value, times in counts.items()),
+                median,
+                p90,
                 by_outcome,
                 is_suspicious(by_outcome),
             )
@@ -308,6 +356,15 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
         },
         paired_by_order=sorted(by_order),
     )
+
+
+def _sharing(repeat: Repeat, strings: dict[str, str]) -> Repeat:
+    """``repeat`` with the session id and shape already kept, when they are."""
+    session = strings.setdefault(repeat.session, repeat.session)
+    shape = strings.setdefault(repeat.shape, repeat.shape)
+    if session is repeat.session and shape is repeat.shape:
+        return repeat
+    return replace(repeat, session=session, shape=shape)
 
 
 def _agent_rank(name: str) -> int:

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
+from collections import Counter
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_toll.core.tokens import count
-from pytest_toll.transcripts.report import DigestSet, build_report, nearest_rank
+from pytest_toll.transcripts.report import (
+    DigestSet,
+    ScanReport,
+    build_report,
+    nearest_rank,
+    nearest_ranks,
+)
 from pytest_toll.transcripts.scan import select_files, summarize_files
-from pytest_toll.transcripts.summary import summarize_file
+from pytest_toll.transcripts.summary import FileSummary, Repeat, summarize_file
 from tests.transcripts.transcripts_data import A_PY, FIXTURES, MAIN
 
 
@@ -46,6 +54,27 @@ def test_median_and_p90_are_nearest_rank() -> None:
     values = list(range(1, 11))
     assert (nearest_rank(values, 0.5), nearest_rank(values, 0.9)) == (5, 9)
     assert nearest_rank([], 0.5) == 0
+
+
+def test_ranks_from_counts_at_the_edges() -> None:
+    assert nearest_ranks({}, (0.5, 0.9)) == [0, 0]
+    assert nearest_ranks({7: 1}, (0.5, 0.9)) == [7, 7]  # one value
+    assert nearest_ranks({3: 10}, (0.5, 0.9)) == [3, 3]  # all tied
+    # ten values: the 5th and the 9th; the 9th is the last of a tie that starts at the 6th
+    assert nearest_ranks({1: 5, 2: 4, 100: 1}, (0.5, 0.9)) == [1, 2]
+    # eleven values: p90's rank is ceil(9.9) = 10, the first of the top two
+    assert nearest_ranks({1: 9, 50: 1, 60: 1}, (0.5, 0.9)) == [1, 50]
+    assert nearest_ranks({4: 1, 9: 1}, (0.9, 0.5)) == [9, 4]  # asked in any order
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=40), max_size=60))
+def test_ranks_from_counts_are_the_sorted_lists(values: list[int]) -> None:
+    ordered = sorted(values)
+    fractions = (0.5, 0.9, 0.01, 1.0)
+    assert nearest_ranks(Counter(values), fractions) == [
+        nearest_rank(ordered, fraction) for fraction in fractions
+    ]
 
 
 def test_a_resumed_session_copy_is_counted_once(tmp_path: Path) -> None:
@@ -95,7 +124,41 @@ def test_digest_set_says_new_exactly_as_a_set_does(keys: list[bytes]) -> None:
 
 def test_digest_set_keeps_every_key_through_its_growth() -> None:
     kept = DigestSet()
-    keys = [f"toolu_{number:08d}".encode() for number in range(50_000)]  # grows 5 times
+    keys = [f"toolu_{number:08d}".encode() for number in range(50_000)]  # each table grows 5 times
     assert all(kept.add(key) for key in keys)
     assert not any(kept.add(key) for key in keys)
     assert len(kept) == 50_000
+
+
+def test_repeats_kept_are_slotted_and_share_their_strings() -> None:
+    # Two files' summaries, each with its own copy of the strings (as the cache gives them).
+    def repeat(number: int) -> Repeat:
+        return Repeat("".join(["sess-", "one"]), "".join(["Re", "ad"]), f"/t/{number}", 3, 10)
+
+    summaries = [
+        FileSummary(path=f"/f{number}.jsonl", format="claude", repeats=[repeat(number)])
+        for number in range(2)
+    ]
+    assert summaries[0].repeats[0].session is not summaries[1].repeats[0].session
+    report = build_report(summaries)
+    first, second = report.repeats
+    assert first.session is second.session and first.shape is second.shape
+    assert not hasattr(first, "__dict__")
+    again = ScanReport.from_json(json.loads(json.dumps(report.to_json())))
+    assert again.repeats == report.repeats and again.as_dict() == report.as_dict()
+
+
+def test_digest_set_grows_without_holding_a_second_copy_of_itself() -> None:
+    keys = [f"toolu_{number:08d}".encode() for number in range(70_000)]
+    tracemalloc.start()
+    try:
+        kept = DigestSet()
+        for key in keys:
+            kept.add(key)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(kept) == 70_000
+    # one flat table doubling at 65,537 keys held its old 1 MB beside the new 2 MB (a peak
+    # 2.4× what is held, by this test); one of 256 tables doubling holds a 256th of that
+    assert held > 70_000 * 16 and peak < 1.1 * held
