@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.errors import CouldNotJudge, UsageError
 from pytest_toll.core.limits import (
     MAX_DOCUMENT_VALUES,
     MAX_INPUT_FILE_BYTES,
@@ -148,6 +148,26 @@ def is_inside(path: str, root: str) -> bool:
 def resolves_inside(path: str | Path, root: str | Path) -> bool:
     """Whether ``path``, every symlink resolved, is ``root`` or below it."""
     return is_inside(os.path.realpath(path), os.path.realpath(root))
+
+
+def writable_inside(root: str | Path, relative: str | Path) -> Path:
+    """``root/relative`` for a write toll makes into a repository, after checking the way
+    there: a path that is absolute or climbs out, any folder on the way that is a link (even
+    a dangling one) or not a folder, or a file that is a link is a ``UsageError`` naming it,
+    because a hostile repository's link would take the write somewhere else."""
+    root = Path(root)
+    parts = Path(relative).parts
+    if Path(relative).is_absolute() or ".." in parts or not parts:
+        raise UsageError(f"{relative}: outside {root}; nothing written")
+    folder = root
+    for part in parts[:-1]:
+        folder = folder / part
+        if os.path.islink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
+            raise UsageError(f"{relative}: {folder} is a link or not a folder; nothing written")
+    target = root / relative
+    if os.path.islink(target) or not resolves_inside(target.parent, root):
+        raise UsageError(f"{relative}: leaves {root} or is a symlink; nothing written")
+    return target
 
 
 def read_inside_root(

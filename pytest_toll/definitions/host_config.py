@@ -38,7 +38,7 @@ from typing import Any
 
 from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.parse import load_json, load_toml
-from pytest_toll.core.textio import read_text, write_atomically
+from pytest_toll.core.textio import read_text_inside_root, writable_inside, write_atomically
 
 CLAUDE_SETTINGS = Path(".claude/settings.local.json")
 #: Claude Code's settings files, the one that wins first (the personal file over the team's).
@@ -88,7 +88,7 @@ def _json_file(root: Path, path: Path) -> dict[str, Any] | None:
     if not full.exists():
         return {}
     try:
-        value = load_json(read_text(full), str(path))
+        value = load_json(read_text_inside_root(full, root), str(path))
     except CouldNotJudge:
         return None
     return dict(value) if isinstance(value, Mapping) else None
@@ -166,7 +166,7 @@ def _codex(root: Path, server: str, tools: Sequence[str] | None, saving: int) ->
     )
     setting = f"[mcp_servers.{server}] {key} = {value}"
     full = root / CODEX_CONFIG
-    text = read_text(full) if full.is_file() else ""
+    text = read_text_inside_root(full, root) if full.is_file() else ""
     table = _toml_table(text, server)
     if table is None:
         note = f"{CODEX_CONFIG} has no [mcp_servers.{server}]: add the line where you declare it"
@@ -263,13 +263,13 @@ def _merged(proposals: Sequence[Proposal]) -> list[Proposal]:
 
 
 def write_proposals(root: Path, proposals: Sequence[Proposal]) -> list[Path]:
-    """Write every writable proposal (atomically); the files written."""
-    written = []
-    for proposal in proposals:
-        if proposal.text is None:
-            continue
-        target = root / proposal.path
+    """Write every writable proposal (atomically) once every path is checked: a link on the
+    way (``.codex`` -> elsewhere) would take a write out of the repository, and then nothing
+    is written. The files written."""
+    writable = [proposal for proposal in proposals if proposal.text is not None]
+    targets = [writable_inside(root, proposal.path) for proposal in writable]
+    for proposal, target in zip(writable, targets):
+        assert proposal.text is not None
         target.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(target, proposal.text)
-        written.append(proposal.path)
-    return written
+    return [proposal.path for proposal in writable]

@@ -21,8 +21,8 @@ from pytest_toll.core.textio import (
     is_inside,
     is_regular_file,
     read_inside_root,
-    resolves_inside,
     walk_inside,
+    writable_inside,
     write_atomically,
 )
 from pytest_toll.surface.files import SKIPPED_DIRECTORIES, relative
@@ -115,21 +115,7 @@ def write_fix(root: Path, fix: SurfaceFix) -> SurfaceFix:
     what was measured is a ``UsageError`` and nothing is written."""
     root = Path(root)
     for write in fix.writes:
-        parts = Path(write.path).parts
-        target = root / write.path
-        if Path(write.path).is_absolute() or ".." in parts:
-            raise UsageError(f"{write.path}: outside {root}; nothing written")
-        # Every folder on the way must be a real folder inside the repository (a link, even
-        # a dangling one, could take the write elsewhere), and the file itself no link.
-        folder = root
-        for part in parts[:-1]:
-            folder = folder / part
-            if os.path.islink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
-                raise UsageError(
-                    f"{write.path}: {folder} is a link or not a folder; nothing written"
-                )
-        if os.path.islink(target) or not resolves_inside(target.parent, root):
-            raise UsageError(f"{write.path}: leaves {root} or is a symlink; nothing written")
+        target = writable_inside(root, write.path)
         now = None
         if os.path.lexists(target):
             data = read_inside_root(target, root, MAX_SKILL_FILE_BYTES)
