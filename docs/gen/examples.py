@@ -232,13 +232,13 @@ SCENARIOS = (
             Show(
                 "debt-held",
                 "TOLL_TODAY=2026-12-31 python -m pytest --toll",
-                keep=("skills::release-notes: S106", "7 entries"),
+                keep=("skills::release-notes: S106", "8 entries"),
             ),
             Show(
                 "debt-due",
                 "TOLL_TODAY=2027-01-01 python -m pytest --toll",
                 exit_code=1,
-                keep=("skills::release-notes: S106", "7 entries", "FAILED"),
+                keep=("skills::release-notes: S106", "8 entries", "FAILED"),
             ),
         ),
     ),

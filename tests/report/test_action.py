@@ -300,10 +300,10 @@ def test_the_action_gates_the_demo_for_real(tmp_path: Path) -> None:
     assert markdown.startswith("## pytest-toll: context cost\n\n✅ **Gate passed** · ")
     assert "| ✅ ok | servers::notes | 488 | 488 | 800 | 0 | o200k |\n" in markdown
     assert (reports / "toll.md").read_text(encoding="utf-8") == markdown
-    assert "573 tok (o200k)" in (reports / "badge.svg").read_text(encoding="utf-8")
+    assert "923 tok (o200k)" in (reports / "badge.svg").read_text(encoding="utf-8")
     assert (reports / "badge.json").read_text(encoding="utf-8") == (
         '{\n  "schemaVersion": 1,\n  "label": "context cost",\n'
-        '  "message": "573 tok (o200k)",\n  "color": "brightgreen"\n}\n'
+        '  "message": "923 tok (o200k)",\n  "color": "brightgreen"\n}\n'
     )
     sarif = json.loads((reports / "toll.sarif").read_text(encoding="utf-8"))
     assert sarif["version"] == "2.1.0"

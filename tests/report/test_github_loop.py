@@ -307,7 +307,7 @@ def test_gate_on_a_pull_request_creates_the_comment_then_updates_it(
     assert [r.returncode for r in results] == [0], results[-1].stdout + results[-1].stderr
     assert "created comment" in results[0].stdout
     assert outputs["verdict"] == "passed" and outputs["ledger-changed"] == "false"
-    assert outputs["fixed-cost"] == "573"
+    assert outputs["fixed-cost"] == "923"
     assert Path(outputs["json"]).is_file() and Path(outputs["markdown"]).is_file()
     (first,) = state.comments[7]
     assert first["body"].startswith("<!-- pytest-toll:comment toll.yaml -->\n## pytest-toll")
@@ -437,9 +437,9 @@ def test_badge_branch_holds_the_badge_and_is_pushed_only_when_it_changes(
     results, outputs = run_action(inputs, checkout(tmp_path, state.remote, "main-1"), env)
     assert [r.returncode for r in results] == [0, 0], results[-1].stdout + results[-1].stderr
     assert "published the badge to toll-badge" in results[1].stdout
-    assert "573 tok (o200k)" in remote_file(state.remote, "toll-badge", "toll-badge.svg")
+    assert "923 tok (o200k)" in remote_file(state.remote, "toll-badge", "toll-badge.svg")
     endpoint = json.loads(remote_file(state.remote, "toll-badge", "toll-badge.json"))
-    assert endpoint["message"] == "573 tok (o200k)"
+    assert endpoint["message"] == "923 tok (o200k)"
     assert git(state.remote, "rev-list", "--count", "toll-badge") == "1"
     assert outputs["badge"] == inputs["badge"]
     results, _ = run_action(inputs, checkout(tmp_path, state.remote, "main-2"), env)
