@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_toll.core.inert import shown
+
 #: A memory file's procedure moved to a skill (always-on -> on demand).
 SKILL = "skill"
 #: A long skill body's section moved to references/ (on demand, per use).
@@ -143,8 +145,8 @@ def _host_line(change: HostChange) -> str:
     if change.counted:
         return f"     {change.host:<12} {figures:<18} saves {change.saving:,} tok per request"
     if change.before == change.after:
-        return f"     {change.host:<12} no change ({change.why})"
-    return f"     {change.host:<12} {figures:<18} not a saving: {change.why}"
+        return f"     {change.host:<12} no change ({shown(change.why)})"
+    return f"     {change.host:<12} {figures:<18} not a saving: {shown(change.why)}"
 
 
 def render_surface_fix(fix: SurfaceFix) -> str:
@@ -154,13 +156,14 @@ def render_surface_fix(fix: SurfaceFix) -> str:
         if fix.written
         else "a proposal: nothing written (--write applies exactly the edits below)"
     )
-    lines = [f"toll fix --surface {fix.root}: {head}", ""]
+    # Paths, headings and notes name the repository's own files and folders: shown inert.
+    lines = [f"toll fix --surface {shown(fix.root)}: {head}", ""]
     if not fix.moves:
         lines.append("nothing to move: no procedure, long skill body or chain past Codex's cut")
     for number, move in enumerate(fix.moves, start=1):
         lines.append(
-            f"{number:>2}. {move.source}:{move.line} {move.heading!r} ({move.because}) -> "
-            f"{move.target}"
+            f"{number:>2}. {shown(move.source)}:{move.line} {shown(repr(move.heading))} "
+            f"({shown(move.because)}) -> {shown(move.target)}"
         )
         lines += [_host_line(change) for change in move.hosts]
         if move.body is not None:
@@ -177,10 +180,12 @@ def render_surface_fix(fix: SurfaceFix) -> str:
             )
     if fix.cut:
         lines += ["", "AGENTS.md bytes past Codex's cut, per working folder:"]
-        lines += [f"  {c.cwd:<24} {c.before:>8,} -> {c.after:>8,}" for c in fix.cut]
+        lines += [f"  {shown(c.cwd):<24} {c.before:>8,} -> {c.after:>8,}" for c in fix.cut]
     if fix.writes:
         lines += ["", "Files:"]
-        lines += [f"  {'create' if w.before is None else 'modify'} {w.path}" for w in fix.writes]
+        lines += [
+            f"  {'create' if w.before is None else 'modify'} {shown(w.path)}" for w in fix.writes
+        ]
     if fix.notes:
-        lines += ["", *[f"note: {note}" for note in fix.notes]]
+        lines += ["", *[f"note: {shown(note)}" for note in fix.notes]]
     return "\n".join(lines)

@@ -17,7 +17,16 @@ from pytest_toll.skills.measuring import measure_skills
 from pytest_toll.surface.bill import host_bill
 from pytest_toll.surface.memory import measure_memory
 from pytest_toll.surface.relocate import fix_surface
-from pytest_toll.surface.relocate_report import REFERENCE, SKILL, SPLIT, render_surface_fix
+from pytest_toll.surface.relocate_report import (
+    REFERENCE,
+    SKILL,
+    SPLIT,
+    CutChange,
+    FileWrite,
+    Move,
+    SurfaceFix,
+    render_surface_fix,
+)
 from pytest_toll.surface.workcopy import write_fix
 
 RELEASE = """## Releasing a version
@@ -294,3 +303,21 @@ def test_a_crlf_memory_file_stays_crlf_and_measures_as_reported(tmp_path: Path) 
     data = (root / "CLAUDE.md").read_bytes()
     assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
     assert host_bill(root, CLAUDE_CODE).total == fix.totals[0].after
+
+
+def test_the_text_names_a_hostile_folder_inertly() -> None:
+    # Paths and notes name the repository's own folders, not ours: a line break, a terminal
+    # escape or a bidi control in one must not start a line or reach the terminal as it is.
+    hostile = "web\nFAKE: all clear\x1b[2J\u202e"
+    move = Move(SPLIT, "AGENTS.md", 3, "Web", f"{hostile}/AGENTS.md", "about a folder")
+    fix = SurfaceFix(
+        f"/repo/{hostile}",
+        (move,),
+        (),
+        (CutChange(hostile, 10, 0),),
+        (FileWrite(f"{hostile}/AGENTS.md", None, "x"),),
+        (f"{hostile}: not searched",),
+    )
+    text = render_surface_fix(fix)
+    assert "\nFAKE: all clear" not in text
+    assert "\x1b" not in text and "\u202e" not in text
