@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pytest_toll.core import tokens
@@ -83,9 +84,18 @@ class SkillFiles:
 
 def plugin_root(skill_root: str) -> str | None:
     """The root of the plugin a skill folder belongs to (``.claude-plugin/plugin.json``)."""
+    return _nearest_ancestor(
+        skill_root,
+        _PLUGIN_ROOT_LEVELS,
+        lambda here: os.path.isfile(os.path.join(here, ".claude-plugin", "plugin.json")),
+    )
+
+
+def _nearest_ancestor(skill_root: str, levels: int, holds: Callable[[str], bool]) -> str | None:
+    """The nearest folder above ``skill_root``, at most ``levels`` up, for which ``holds``."""
     here = os.path.dirname(skill_root)
-    for _ in range(_PLUGIN_ROOT_LEVELS):
-        if os.path.isfile(os.path.join(here, ".claude-plugin", "plugin.json")):
+    for _ in range(levels):
+        if holds(here):
             return here
         parent = os.path.dirname(here)
         if parent == here:
@@ -105,15 +115,11 @@ def repository_root(skill_root: str) -> str | None:
     repository's root, and its authors name the repository's files from there
     (``./scripts/test``, ``scripts/download_cli.py``): those are files, not broken links.
     """
-    here = os.path.dirname(skill_root)
-    for _ in range(_REPOSITORY_ROOT_LEVELS):
-        if os.path.lexists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    return None
+    return _nearest_ancestor(
+        skill_root,
+        _REPOSITORY_ROOT_LEVELS,
+        lambda here: os.path.lexists(os.path.join(here, ".git")),
+    )
 
 
 #: A path the reader is told to make ("create a ./.env", "write it to `out.json`"): the verb
