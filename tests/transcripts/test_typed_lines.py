@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from pytest_toll.core import jsonlines
 from pytest_toll.transcripts.formats import claude, codex
-from pytest_toll.transcripts.records import BadLine, CallRecord, Record, ResultRecord
+from pytest_toll.transcripts.records import BadLine, CallRecord, Record, ResultRecord, UsageRecord
 from tests.cli import run_main
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -370,3 +370,24 @@ def test_doctor_says_typed_when_msgspec_imports_and_pure_when_asked(
     assert _doctor_reader(capsys, "", tmp_path).startswith("typed: msgspec")
     pure = _doctor_reader(capsys, jsonlines.PURE, tmp_path)
     assert pure.startswith("pure Python") and "TOLL_PARSER=pure" in pure
+
+
+def test_a_codex_count_out_of_range_leaves_the_next_one_of_that_total_counted() -> None:
+    # Codex re-emits a count with the same total; when the first copy is a bad line (a count
+    # out of range), the re-emission is the turn's only readable copy. The dict reader (which
+    # the typed one falls back to for such a line) marked the total seen before reading the
+    # count and dropped it; one function now serves both readers and reads the count first.
+    def token_count(input_tokens: str) -> bytes:
+        return (
+            b'{"type": "event_msg", "payload": {"type": "token_count", "info": '
+            b'{"total_token_usage": {"total_tokens": 50}, "last_token_usage": '
+            b'{"input_tokens": %s, "output_tokens": 2}}}}\n' % input_tokens.encode()
+        )
+
+    meta = b'{"type": "session_meta", "payload": {"id": "s1"}}\n'
+    pure, typed = _both(
+        codex, meta + token_count("18446744073709551616") + token_count("7"), "rollout-x.jsonl"
+    )
+    assert typed == pure
+    assert sum(isinstance(record, BadLine) for record in pure) == 1
+    assert [r.input for r in pure if isinstance(r, UsageRecord)] == [7]

@@ -110,6 +110,23 @@ def _output(output: object) -> tuple[str, bool, tuple[Image, ...], int]:
     return text, failed, images, other
 
 
+def _token_turn(info: object, state: _Lines, session: str) -> list[SessionRecord]:
+    """The turn a ``token_count`` event's ``info`` reports, for both readers. Codex re-emits
+    the same count (e.g. after a rate-limit update): one turn, once. The count is read before
+    ``last_total`` moves, so a count out of range (a bad line) changes nothing."""
+    if not isinstance(info, dict):
+        return NO_RECORDS
+    total = info.get("total_token_usage")
+    last = info.get("last_token_usage")
+    if not isinstance(last, dict) or total == state.last_total:
+        return NO_RECORDS
+    cached = number(last.get("cached_input_tokens"))
+    input_tokens = max(number(last.get("input_tokens")) - cached, 0)
+    output_tokens = number(last.get("output_tokens"))
+    state.last_total = total
+    return [UsageRecord(session, state.model, input_tokens, output_tokens, cached, 0)]
+
+
 def _line_records(line: Mapping[str, Any], state: _Lines, with_text: bool) -> list[SessionRecord]:
     line_type = line.get("type")
     payload = line.get("payload")
@@ -128,19 +145,7 @@ def _line_records(line: Mapping[str, Any], state: _Lines, with_text: bool) -> li
     if line_type == "compacted" or (line_type == "event_msg" and item == "context_compacted"):
         return [BoundaryRecord(session)]
     if line_type == "event_msg" and item == "token_count":
-        info = payload.get("info")
-        if not isinstance(info, dict):
-            return NO_RECORDS
-        total = info.get("total_token_usage")
-        last = info.get("last_token_usage")
-        # Codex re-emits the same count (e.g. after a rate-limit update): one turn, once.
-        if not isinstance(last, dict) or total == state.last_total:
-            return NO_RECORDS
-        state.last_total = total
-        cached = number(last.get("cached_input_tokens"))
-        input_tokens = max(number(last.get("input_tokens")) - cached, 0)
-        output_tokens = number(last.get("output_tokens"))
-        return [UsageRecord(session, state.model, input_tokens, output_tokens, cached, 0)]
+        return _token_turn(payload.get("info"), state, session)
     if line_type != "response_item":
         return NO_RECORDS
     call_id = payload.get("call_id")
@@ -249,16 +254,5 @@ def _typed_records(line: _Line, state: _Lines) -> list[SessionRecord]:
     if line_type == "compacted" or (line_type == "event_msg" and item == "context_compacted"):
         return [BoundaryRecord(session)]
     if line_type == "event_msg" and item == "token_count":
-        info = subtree(payload.info)
-        if not isinstance(info, dict):
-            return NO_RECORDS
-        total = info.get("total_token_usage")
-        last = info.get("last_token_usage")
-        if not isinstance(last, dict) or total == state.last_total:
-            return NO_RECORDS
-        cached = number(last.get("cached_input_tokens"))
-        input_tokens = max(number(last.get("input_tokens")) - cached, 0)
-        output_tokens = number(last.get("output_tokens"))
-        state.last_total = total  # (counted first: a count out of range changes nothing)
-        return [UsageRecord(session, state.model, input_tokens, output_tokens, cached, 0)]
+        return _token_turn(subtree(payload.info), state, session)
     return NO_RECORDS
