@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -62,6 +63,23 @@ def _key_of(line: str) -> str:
     )
 
 
+def _key_paths(lines: list[str]) -> list[tuple[str, ...] | None]:
+    """Each line's path of keys from the top (None for comments and blank lines)."""
+    paths: list[tuple[str, ...] | None] = []
+    stack: list[tuple[int, str]] = []
+    for line in lines:
+        key = re.match(r"(\s*)(.+?):(\s|$)", line)
+        if not _key_of(line) or key is None:
+            paths.append(None)
+            continue
+        indent = len(key.group(1))
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        stack.append((indent, key.group(2)))
+        paths.append(tuple(name for _, name in stack))
+    return paths
+
+
 @settings(max_examples=50, deadline=None)
 @given(ledgers())
 def test_comments_stay_before_their_key(
@@ -84,13 +102,13 @@ def test_comments_stay_before_their_key(
     new_comments = [line for line in new_lines if not _key_of(line)]
     # Nothing lost and nothing added: the same comment and blank lines, in the same order.
     assert new_comments == old_comments
-    # Each surviving key line (found in order, so repeated lines such as "tools:" match
-    # their own occurrence) is preceded by exactly the comment lines that preceded it.
-    cursor = 0
-    for line, before in decorated:
-        if not line or line not in new_lines[cursor:]:
-            continue  # removed or changed by the plan
-        at = new_lines.index(line, cursor)
-        cursor = at + 1
-        if before:
-            assert new_lines[at - len(before) : at] == before, (text, new)
+    # Each surviving key, found by its path (a line such as "tools:" repeats under each
+    # server, and one may vanish or change while a later twin survives), is preceded by
+    # exactly the comment lines that preceded it.
+    old_paths = _key_paths([line for line, _ in decorated])
+    new_paths = _key_paths(new_lines)
+    for (line, before), path in zip(decorated, old_paths):
+        if not line or not before or path not in new_paths:
+            continue  # no comments to keep, or removed by the plan
+        at = new_paths.index(path)
+        assert new_lines[at - len(before) : at] == before, (text, new)
