@@ -107,8 +107,8 @@ def test_comments_stay_before_their_key(
     # exactly the comment lines that preceded it.
     old_paths = _key_paths([line for line, _ in decorated])
     new_paths = _key_paths(new_lines)
-    for (line, before), path in zip(decorated, old_paths):
-        if not line or not before or path not in new_paths:
+    for (line, before), key_path in zip(decorated, old_paths):
+        if not line or not before or key_path not in new_paths:
             continue  # no comments to keep, or removed by the plan
-        at = new_paths.index(path)
+        at = new_paths.index(key_path)
         assert new_lines[at - len(before) : at] == before, (text, new)
