@@ -8,9 +8,7 @@ ranked by the tokens they wasted.
 
 from __future__ import annotations
 
-import hashlib
 import math
-from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -24,6 +22,7 @@ from pytest_toll.transcripts.outcomes import (
     OUTCOME_UNPAIRED,
     OUTCOMES,
 )
+from pytest_toll.transcripts.seen import FirstSeen
 from pytest_toll.transcripts.summary import FileSummary, Repeat
 
 #: Bump when the report made from the same summaries changes, so cached reports are not served.
@@ -173,69 +172,6 @@ class ScanReport:
         }
 
 
-#: DigestSet's tables: 2**8, picked by a digest's top byte, each starting at 16 slots
-_TABLE_SHIFT = 56
-_TABLES = 1 << (64 - _TABLE_SHIFT)
-_FIRST_SLOTS = 16
-
-
-class DigestSet:
-    """Distinct byte strings, kept as 64-bit digests in flat arrays (8 bytes a slot, at most
-    half the slots full, so 16–32 bytes a key): a scan holds one per call and turn it has
-    counted, and sets of 16-byte digests and message ids grew a 1 GB scan's parent by 28 MB
-    (its 230,962 keys, by tracemalloc). Two different keys share a digest with probability
-    about n² / 2⁶⁵: 1.4 × 10⁻⁹ for those keys, 6 × 10⁻⁸ for a 10 GB history's 1.5 million
-    calls.
-
-    The digests are spread by their top byte over 256 tables, each grown on its own: while a
-    table doubles, its old and new arrays are both alive, and that is 3/256 of the whole
-    rather than three times the set's last size (one table of 1.5 million keys grew from
-    16 MB to 32 MB with the 16 MB still held)."""
-
-    __slots__ = ("_counts", "_masks", "_size", "_tables")
-
-    def __init__(self) -> None:
-        self._tables = [array("Q", bytes(8 * _FIRST_SLOTS)) for _ in range(_TABLES)]
-        self._masks = [_FIRST_SLOTS - 1] * _TABLES
-        self._counts = [0] * _TABLES
-        self._size = 0
-
-    def __len__(self) -> int:
-        return self._size
-
-    def add(self, data: bytes) -> bool:
-        """Keep ``data``'s digest; False when it was already kept."""
-        key = int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little") or 1
-        table = key >> _TABLE_SHIFT  # the top byte picks the table, the low bits the slot
-        slots, mask = self._tables[table], self._masks[table]
-        index = key & mask
-        while True:  # linear probing; 0 marks an empty slot
-            found = slots[index]
-            if found == key:
-                return False
-            if not found:
-                break
-            index = (index + 1) & mask
-        slots[index] = key
-        self._size += 1
-        counts = self._counts
-        counts[table] += 1
-        if 2 * counts[table] > mask:
-            self._grow(table)
-        return True
-
-    def _grow(self, table: int) -> None:
-        old = self._tables[table]
-        self._masks[table] = mask = 2 * len(old) - 1
-        self._tables[table] = slots = array("Q", bytes(8 * (mask + 1)))
-        for key in old:
-            if key:
-                index = key & mask
-                while slots[index]:
-                    index = (index + 1) & mask
-                slots[index] = key
-
-
 @dataclass
 class _ShapeTotals:
     calls: int = 0
@@ -245,65 +181,81 @@ class _ShapeTotals:
     ok_tokens: dict[int, int] = field(default_factory=dict)
 
 
+@dataclass
+class _Merged:
+    """Each shape's totals, and the tokens admitted into the context, over distinct calls."""
+
+    shapes: dict[str, _ShapeTotals] = field(default_factory=dict)
+    admitted: int = 0
+
+    def count(self, shape: str, outcome: str, tokens: int) -> None:
+        entry = self.shapes.get(shape)
+        if entry is None:
+            entry = self.shapes[shape] = _ShapeTotals()
+        entry.calls += 1
+        entry.by_outcome[outcome] = entry.by_outcome.get(outcome, 0) + 1
+        if outcome == OUTCOME_OK:
+            ok_tokens = entry.ok_tokens
+            ok_tokens[tokens] = ok_tokens.get(tokens, 0) + 1
+        if outcome != OUTCOME_UNPAIRED and outcome != OUTCOME_NOT_RECORDED:
+            self.admitted += tokens
+
+
 def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
-    merged: dict[str, _ShapeTotals] = {}
+    merged = _Merged()
     repeats: dict[tuple[str, str, str, int], Repeat] = {}
     # One copy of each session id and shape among the repeats kept: summaries read from the
     # cache or from a worker bring their own copy of each string with each repeat.
     strings: dict[str, str] = {}
-    # Digests of the calls and turns counted, so the copies a resumed session's file holds
-    # are counted once: the only state that grows with the history.
-    seen_calls = DigestSet()
-    seen_turns = DigestSet()
+    # The calls and turns counted, so the copies a resumed session's file holds are counted
+    # once: the only state that grows with the history, held in bounded memory (seen.py).
+    # A call set aside is written with its shape and outcome by number.
+    numbers: dict[str, int] = {}
     sessions: set[str] = set()
     by_agent: dict[str, set[str]] = {}
     by_order: set[str] = set()
-    unreadable = orphans = admitted = prompt = images = files = 0
+    unreadable = orphans = prompt = images = files = 0
     problems: dict[str, list[str]] = {}
     unreadable_by_file: dict[str, int] = {}
-    for summary in summaries:
-        files += 1
-        sessions.update(summary.sessions)
-        by_agent.setdefault(summary.format, set()).update(summary.sessions)
-        by_order.update(summary.paired_by_order)
-        unreadable += summary.unreadable_lines
-        if summary.unreadable_lines:
-            problems[summary.path] = summary.problems
-            unreadable_by_file[summary.path] = summary.unreadable_lines
-        orphans += summary.orphan_results
-        images += summary.images
-        for message_id, prompt_tokens in summary.turn_log:
-            if message_id is not None and not seen_turns.add(
-                message_id.encode("utf-8", "surrogatepass")
-            ):
-                continue
-            prompt += prompt_tokens
-        for call_id, shape, outcome, tokens in summary.call_log:
-            call = f"{call_id}\0{shape}\0{outcome}\0{tokens}".encode("utf-8", "surrogatepass")
-            if not seen_calls.add(call):
-                continue  # the same call copied into a resumed session's file
-            entry = merged.get(shape)
-            if entry is None:
-                entry = merged[shape] = _ShapeTotals()
-            entry.calls += 1
-            entry.by_outcome[outcome] = entry.by_outcome.get(outcome, 0) + 1
-            if outcome == OUTCOME_OK:
-                ok_tokens = entry.ok_tokens
-                ok_tokens[tokens] = ok_tokens.get(tokens, 0) + 1
-            if outcome != OUTCOME_UNPAIRED and outcome != OUTCOME_NOT_RECORDED:
-                admitted += tokens
-        for repeat in summary.repeats:
-            same = (
-                repeat.first_call or repeat.session,
-                repeat.shape,
-                repeat.target,
-                repeat.tokens_each,
-            )
-            known = repeats.get(same)
-            if known is None or known.times < repeat.times:
-                repeats[same] = _sharing(repeat, strings)
+    with FirstSeen("IIq") as seen_calls, FirstSeen("q") as seen_turns:
+        for summary in summaries:
+            files += 1
+            sessions.update(summary.sessions)
+            by_agent.setdefault(summary.format, set()).update(summary.sessions)
+            by_order.update(summary.paired_by_order)
+            unreadable += summary.unreadable_lines
+            if summary.unreadable_lines:
+                problems[summary.path] = summary.problems
+                unreadable_by_file[summary.path] = summary.unreadable_lines
+            orphans += summary.orphan_results
+            images += summary.images
+            for message_id, prompt_tokens in summary.turn_log:
+                if message_id is None or seen_turns.add(
+                    message_id.encode("utf-8", "surrogatepass"), prompt_tokens
+                ):
+                    prompt += prompt_tokens
+            for call_id, shape, outcome, tokens in summary.call_log:
+                call = f"{call_id}\0{shape}\0{outcome}\0{tokens}".encode("utf-8", "surrogatepass")
+                shape_number = numbers.setdefault(shape, len(numbers))
+                outcome_number = numbers.setdefault(outcome, len(numbers))
+                if seen_calls.add(call, shape_number, outcome_number, tokens):
+                    merged.count(shape, outcome, tokens)
+            for repeat in summary.repeats:
+                same = (
+                    repeat.first_call or repeat.session,
+                    repeat.shape,
+                    repeat.target,
+                    repeat.tokens_each,
+                )
+                known = repeats.get(same)
+                if known is None or known.times < repeat.times:
+                    repeats[same] = _sharing(repeat, strings)
+        prompt += sum(tokens for (tokens,) in seen_turns.later())
+        named = list(numbers)
+        for shape_number, outcome_number, tokens in seen_calls.later():
+            merged.count(named[shape_number], named[outcome_number], tokens)
     rows = []
-    for shape, tally in merged.items():
+    for shape, tally in merged.shapes.items():
         counts = tally.ok_tokens
         median, p90 = nearest_ranks(counts, (0.5, 0.9))
         by_outcome: dict[str, int] = {
@@ -342,7 +294,7 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
         repeats=ranked,
         wasted_tokens=sum(repeat.wasted for repeat in ranked),
         ok_tokens=sum(row.ok_tokens for row in rows),
-        admitted_tokens=admitted,
+        admitted_tokens=merged.admitted,
         prompt_tokens=prompt,
         files=files,
         orphan_results=orphans,

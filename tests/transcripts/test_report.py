@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tracemalloc
 from collections import Counter
 from pathlib import Path
 
@@ -12,7 +11,6 @@ from hypothesis import strategies as st
 
 from pytest_toll.core.tokens import count
 from pytest_toll.transcripts.report import (
-    DigestSet,
     ScanReport,
     build_report,
     nearest_rank,
@@ -112,24 +110,6 @@ def test_a_resumed_session_copy_is_counted_once(tmp_path: Path) -> None:
     assert both.sessions == 2
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.binary(max_size=12), max_size=300))
-def test_digest_set_says_new_exactly_as_a_set_does(keys: list[bytes]) -> None:
-    kept, plain = DigestSet(), set[bytes]()
-    for key in keys:
-        assert kept.add(key) == (key not in plain)
-        plain.add(key)
-    assert len(kept) == len(plain)
-
-
-def test_digest_set_keeps_every_key_through_its_growth() -> None:
-    kept = DigestSet()
-    keys = [f"toolu_{number:08d}".encode() for number in range(50_000)]  # each table grows 5 times
-    assert all(kept.add(key) for key in keys)
-    assert not any(kept.add(key) for key in keys)
-    assert len(kept) == 50_000
-
-
 def test_repeats_kept_are_slotted_and_share_their_strings() -> None:
     # Two files' summaries, each with its own copy of the strings (as the cache gives them).
     def repeat(number: int) -> Repeat:
@@ -146,19 +126,3 @@ def test_repeats_kept_are_slotted_and_share_their_strings() -> None:
     assert not hasattr(first, "__dict__")
     again = ScanReport.from_json(json.loads(json.dumps(report.to_json())))
     assert again.repeats == report.repeats and again.as_dict() == report.as_dict()
-
-
-def test_digest_set_grows_without_holding_a_second_copy_of_itself() -> None:
-    keys = [f"toolu_{number:08d}".encode() for number in range(70_000)]
-    tracemalloc.start()
-    try:
-        kept = DigestSet()
-        for key in keys:
-            kept.add(key)
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert len(kept) == 70_000
-    # one flat table doubling at 65,537 keys held its old 1 MB beside the new 2 MB (a peak
-    # 2.4× what is held, by this test); one of 256 tables doubling holds a 256th of that
-    assert held > 70_000 * 16 and peak < 1.1 * held

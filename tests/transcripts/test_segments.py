@@ -6,7 +6,6 @@ one process gives.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import shutil
 from pathlib import Path
@@ -20,22 +19,6 @@ from pytest_toll.transcripts.report import build_report
 from pytest_toll.transcripts.scan import select_files, summarize_files
 from pytest_toll.transcripts.summary import FileSummary
 from tests.transcripts.transcripts_data import FIXTURES, MAIN
-
-BENCH_HISTORY = Path(__file__).resolve().parents[2] / "bench" / "history.py"
-
-
-@pytest.fixture(scope="module")
-def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small generated history (bench/history.py): both formats, subagents, a resumed
-    session, most lines carrying no tool result."""
-    spec = importlib.util.spec_from_file_location("bench_history", BENCH_HISTORY)
-    assert spec is not None and spec.loader is not None
-    module: Any = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    root = tmp_path_factory.mktemp("history")
-    module.generate(root, 3.0, root / "texts.txt", seed=5, session_megabytes=0.15)
-    (root / "texts.txt").unlink()
-    return root
 
 
 def _as_json(summaries: list[FileSummary]) -> list[dict[str, Any]]:
