@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
             "tokenizer": report.tokenizer,
             "sessions": report.sessions,
             "repeats": [repeat.as_dict() for repeat in repeats],
+            "repeats_total": report.repeats_total,
             "wasted_tokens": report.wasted_tokens,
             "waste_ratio": report.waste_ratio,
         }
@@ -47,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
             f"{repeat.wasted:>9,} {repeat.times:>5} {repeat.tokens_each:>7,}  "
             f"{shown(repeat.shape)} / {shown(repeat.target, 80)} ({shown(repeat.session)})"
         )
+    if report.repeats_total > len(repeats):
+        print(f"(the {len(repeats):,} costliest of {report.repeats_total:,} repeats)")
     print(
         f"\n{report.wasted_tokens:,} o200k tokens fetched again (wasted = each × (times − 1)); "
         f"waste ratio {report.waste_ratio:.2%} of ok tokens"

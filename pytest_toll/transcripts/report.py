@@ -3,13 +3,17 @@
 Each call and turn is counted once across files (a resumed Claude Code session copies earlier
 messages into its new file); shapes are ranked by their ok tokens, with the nearest-rank
 median and p90; a shape whose judged calls are mostly not ``ok`` is *suspicious*; repeats are
-ranked by the tokens they wasted.
+ranked by the tokens they wasted, every one counted and the costliest kept. What grows with
+the history (calls, turns and repeats seen) is held in bounded memory, the rest on disk.
 """
 
 from __future__ import annotations
 
+import heapq
+import marshal
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import struct
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -22,11 +26,17 @@ from pytest_toll.transcripts.outcomes import (
     OUTCOME_UNPAIRED,
     OUTCOMES,
 )
-from pytest_toll.transcripts.seen import FirstSeen
+from pytest_toll.transcripts.seen import FirstSeen, SetAside
 from pytest_toll.transcripts.summary import FileSummary, Repeat
 
 #: Bump when the report made from the same summaries changes, so cached reports are not served.
-REPORT_VERSION = 2
+REPORT_VERSION = 3
+
+#: The costliest repeats a report keeps: a 10 GB history has about 78,000 and `toll repeats`
+#: shows 20 unless told; every one is in ``wasted_tokens`` and ``repeats_total``.
+REPEATS_KEPT = 1_000
+#: Distinct repeats merged in memory (a few hundred bytes each) before the rest are set aside.
+REPEATS_IN_MEMORY = 1 << 14
 
 SUSPICIOUS_MIN_JUDGED = 3
 SUSPICIOUS_OK_RATIO = 0.5
@@ -121,6 +131,8 @@ class ScanReport:
     agents: dict[str, int] = field(default_factory=dict)
     #: sessions whose calls were paired with their results by order (their format has no ids)
     paired_by_order: list[str] = field(default_factory=list)
+    #: every distinct repeat; ``repeats`` holds the ``REPEATS_KEPT`` costliest
+    repeats_total: int = 0
 
     @property
     def waste_ratio(self) -> float:
@@ -164,6 +176,7 @@ class ScanReport:
             "unreadable_lines": self.unreadable_lines,
             "shapes": [row.as_dict() for row in self.shapes],
             "repeats": [repeat.as_dict() for repeat in self.repeats],
+            "repeats_total": self.repeats_total,
             "wasted_tokens": self.wasted_tokens,
             "waste_ratio": self.waste_ratio,
             "amplification": self.amplification,
@@ -203,13 +216,9 @@ class _Merged:
 
 def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
     merged = _Merged()
-    repeats: dict[tuple[str, str, str, int], Repeat] = {}
-    # One copy of each session id and shape among the repeats kept: summaries read from the
-    # cache or from a worker bring their own copy of each string with each repeat.
-    strings: dict[str, str] = {}
     # The calls and turns counted, so the copies a resumed session's file holds are counted
-    # once: the only state that grows with the history, held in bounded memory (seen.py).
-    # A call set aside is written with its shape and outcome by number.
+    # once, in bounded memory (seen.py), as the repeats are merged. A call set aside is
+    # written with its shape and outcome by number.
     numbers: dict[str, int] = {}
     sessions: set[str] = set()
     by_agent: dict[str, set[str]] = {}
@@ -217,7 +226,8 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
     unreadable = orphans = prompt = images = files = 0
     problems: dict[str, list[str]] = {}
     unreadable_by_file: dict[str, int] = {}
-    with FirstSeen("IIq") as seen_calls, FirstSeen("q") as seen_turns:
+    repeats = _Repeats(SetAside())
+    with FirstSeen("IIq") as seen_calls, FirstSeen("q") as seen_turns, repeats.aside:
         for summary in summaries:
             files += 1
             sessions.update(summary.sessions)
@@ -241,19 +251,12 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
                 if seen_calls.add(call, shape_number, outcome_number, tokens):
                     merged.count(shape, outcome, tokens)
             for repeat in summary.repeats:
-                same = (
-                    repeat.first_call or repeat.session,
-                    repeat.shape,
-                    repeat.target,
-                    repeat.tokens_each,
-                )
-                known = repeats.get(same)
-                if known is None or known.times < repeat.times:
-                    repeats[same] = _sharing(repeat, strings)
+                repeats.add(repeat)
         prompt += sum(tokens for (tokens,) in seen_turns.later())
         named = list(numbers)
         for shape_number, outcome_number, tokens in seen_calls.later():
             merged.count(named[shape_number], named[outcome_number], tokens)
+        ranked, wasted, repeats_total = repeats.ranked(REPEATS_KEPT)
     rows = []
     for shape, tally in merged.shapes.items():
         counts = tally.ok_tokens
@@ -276,23 +279,14 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
             )
         )
     rows.sort(key=lambda row: (-row.ok_tokens, -row.calls, row.shape))
-    ranked = sorted(
-        repeats.values(),
-        key=lambda repeat: (
-            -repeat.wasted,
-            -repeat.times,
-            repeat.session,
-            repeat.shape,
-            repeat.target,
-        ),
-    )
     return ScanReport(
         sessions=len(sessions),
         calls=sum(row.calls for row in rows),
         unreadable_lines=unreadable,
         shapes=rows,
         repeats=ranked,
-        wasted_tokens=sum(repeat.wasted for repeat in ranked),
+        wasted_tokens=wasted,
+        repeats_total=repeats_total,
         ok_tokens=sum(row.ok_tokens for row in rows),
         admitted_tokens=merged.admitted,
         prompt_tokens=prompt,
@@ -308,6 +302,98 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
         },
         paired_by_order=sorted(by_order),
     )
+
+
+_Same = tuple[str, str, str, int]
+_RECORD_SIZE = struct.Struct("<I")
+_UNSIGNED = (1 << 64) - 1
+
+
+def _same(repeat: Repeat) -> _Same:
+    """What makes two repeats one: the same first fetch (a resumed session's file copies it),
+    shape, target and size."""
+    return (repeat.first_call or repeat.session, repeat.shape, repeat.target, repeat.tokens_each)
+
+
+def _rank(repeat: Repeat) -> tuple[int, int, str, str, str, str, int]:
+    """Costliest first; the rest of the order is total, so the repeats kept and their order
+    do not depend on the order the files were merged in."""
+    return (
+        -repeat.wasted,
+        -repeat.times,
+        repeat.session,
+        repeat.shape,
+        repeat.target,
+        repeat.first_call,
+        repeat.tokens_each,
+    )
+
+
+class _Repeats:
+    """Each repeat once, its copy with the most times (the first of equals), in bounded
+    memory: the first ``REPEATS_IN_MEMORY`` distinct ones merged in a dict, later new ones set
+    aside and merged a partition at a time at the end, so the ranking and totals are exact."""
+
+    def __init__(self, aside: SetAside) -> None:
+        self.aside = aside
+        self.known: dict[_Same, Repeat] = {}
+        # One copy of each session id and shape among the repeats kept: summaries read from
+        # the cache or from a worker bring their own copy of each string with each repeat.
+        self.strings: dict[str, str] = {}
+
+    def add(self, repeat: Repeat) -> None:
+        same = _same(repeat)
+        known = self.known.get(same)
+        if known is None and len(self.known) >= REPEATS_IN_MEMORY:
+            record = marshal.dumps(_fields(repeat))
+            self.aside.write(hash(same) & _UNSIGNED, _RECORD_SIZE.pack(len(record)) + record)
+        elif known is None or known.times < repeat.times:
+            self.known[same] = _sharing(repeat, self.strings)
+
+    def _merged(self) -> Iterator[Repeat]:
+        yield from self.known.values()
+        for records in self.aside.read_back():
+            merged: dict[_Same, Repeat] = {}
+            for repeat in _unpacked(records):
+                same = _same(repeat)
+                known = merged.get(same)
+                if known is None or known.times < repeat.times:
+                    merged[same] = repeat
+            yield from merged.values()
+
+    def ranked(self, keep: int) -> tuple[list[Repeat], int, int]:
+        """The ``keep`` costliest, ranked, the tokens every repeat wasted, and how many
+        repeats there are."""
+        totals = [0, 0]
+
+        def tallied() -> Iterator[Repeat]:
+            for repeat in self._merged():
+                totals[0] += repeat.wasted
+                totals[1] += 1
+                yield repeat
+
+        top = heapq.nsmallest(keep, tallied(), key=_rank)
+        return top, totals[0], totals[1]
+
+
+def _fields(repeat: Repeat) -> tuple[str, str, str, int, int, str]:
+    return (
+        repeat.session,
+        repeat.shape,
+        repeat.target,
+        repeat.times,
+        repeat.tokens_each,
+        repeat.first_call,
+    )
+
+
+def _unpacked(records: bytes) -> Iterator[Repeat]:
+    view, at = memoryview(records), 0
+    while at < len(view):
+        (size,) = _RECORD_SIZE.unpack_from(view, at)
+        at += _RECORD_SIZE.size
+        yield Repeat(*marshal.loads(view[at : at + size]))
+        at += size
 
 
 def _sharing(repeat: Repeat, strings: dict[str, str]) -> Repeat:

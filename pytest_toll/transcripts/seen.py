@@ -16,7 +16,7 @@ import tempfile
 from array import array
 from collections.abc import Iterator
 from types import TracebackType
-from typing import IO
+from typing import IO, TypeVar
 
 #: DigestSet's tables: 2**8, picked by a digest's top byte, each starting at 16 slots
 _TABLE_SHIFT = 56
@@ -30,6 +30,8 @@ IN_MEMORY_KEYS = 1 << 18
 #: a 64th of what was set aside
 _PARTITION_SHIFT = 58
 _PARTITIONS = 1 << (64 - _PARTITION_SHIFT)
+
+_Owner = TypeVar("_Owner", bound="SetAside")
 
 
 def digest(data: bytes) -> int:
@@ -106,22 +108,64 @@ class DigestSet:
                 slots[index] = key
 
 
-class FirstSeen:
+class SetAside:
+    """Records written to one of 64 temporary files by a key's top bits, and read back one
+    file at a time: what is held at the end is a 64th of what was set aside. The files are
+    made at the first write and gone once read back or closed."""
+
+    def __init__(self) -> None:
+        self._files: list[IO[bytes]] = []
+
+    def write(self, key: int, record: bytes) -> None:
+        """Set ``record`` aside by ``key``, a 64-bit unsigned integer."""
+        if not self._files:
+            # closed by close(), which every owner's `with` reaches
+            self._files = [tempfile.TemporaryFile() for _ in range(_PARTITIONS)]  # noqa: SIM115
+        self._files[key >> _PARTITION_SHIFT].write(record)
+
+    def read_back(self) -> Iterator[bytes]:
+        """Each file's records, in the order written, a file at a time; then none is left."""
+        try:
+            for file in self._files:
+                file.seek(0)
+                records = file.read()
+                file.close()  # its bytes on disk are freed before the next file is read
+                yield records
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for file in self._files:
+            file.close()
+        self._files = []
+
+    def __enter__(self: _Owner) -> _Owner:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class FirstSeen(SetAside):
     """Each key counted once, the first time it is seen, in bounded memory.
 
     :meth:`add` answers at once for the first ``in_memory`` distinct keys (their digests
     held in a :class:`DigestSet`). Past that the set stops growing: a key it holds is still
-    known, and any other is written with its payload (integers, packed as the ``struct``
-    format ``payload`` says) to one of 64 temporary files by its digest. :meth:`later` reads
-    the files back one by one and yields the payload of each key's first copy set aside, so
-    the totals are exactly those of an unbounded set, in the same order of first sight
-    within a key. The files are gone once :meth:`later` is done or the object is closed."""
+    known, and any other is set aside with its payload (integers, packed as the ``struct``
+    format ``payload`` says). :meth:`later` reads them back a partition at a time and yields
+    the payload of each key's first copy set aside, so the totals are exactly those of an
+    unbounded set, in the same order of first sight within a key."""
 
     def __init__(self, payload: str, in_memory: int | None = None) -> None:
+        super().__init__()
         self._record = struct.Struct("<Q" + payload)
         self._kept = DigestSet()
         self._in_memory = IN_MEMORY_KEYS if in_memory is None else in_memory
-        self._partitions: list[IO[bytes]] = []
         self.set_aside = 0
 
     def add(self, data: bytes, *payload: int) -> bool:
@@ -133,40 +177,15 @@ class FirstSeen:
             return kept.add_digest(key)
         if kept.has_digest(key):
             return False
-        if not self._partitions:
-            # closed by close(), which the report's `with` calls
-            self._partitions = [tempfile.TemporaryFile() for _ in range(_PARTITIONS)]  # noqa: SIM115
-        self._partitions[key >> _PARTITION_SHIFT].write(self._record.pack(key, *payload))
+        self.write(key, self._record.pack(key, *payload))
         self.set_aside += 1
         return False
 
     def later(self) -> Iterator[tuple[int, ...]]:
         """The payloads set aside: each distinct key's first, once."""
-        try:
-            for partition in self._partitions:
-                partition.seek(0)
-                records = partition.read()
-                partition.close()  # a partition's bytes are freed before the next is read
-                firsts: set[int] = set()
-                for key, *payload in self._record.iter_unpack(records):
-                    if key not in firsts:
-                        firsts.add(key)
-                        yield tuple(payload)
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        for partition in self._partitions:
-            partition.close()
-        self._partitions = []
-
-    def __enter__(self) -> FirstSeen:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.close()
+        for records in self.read_back():
+            firsts: set[int] = set()
+            for key, *payload in self._record.iter_unpack(records):
+                if key not in firsts:
+                    firsts.add(key)
+                    yield tuple(payload)

@@ -57,8 +57,8 @@ class ShapeTally:
 
 @dataclass(frozen=True, slots=True)
 class Repeat:
-    """One target fetched more than once in a session. Slotted: a 10 GB history's report
-    holds every one (76,889), and a ``__dict__`` each was most of their memory."""
+    """One target fetched more than once in a session. Slotted: a 10 GB history has 76,889,
+    and a ``__dict__`` each was most of their memory while the report merged them."""
 
     session: str
     shape: str

@@ -27,7 +27,8 @@ def test_scan_report_over_all_fixtures() -> None:
     data = report.as_dict()
     assert list(data) == [
         "kind", "tokenizer", "sessions", "calls", "unreadable_lines", "shapes", "repeats",
-        "wasted_tokens", "waste_ratio", "amplification", "agents", "paired_by_order",
+        "repeats_total", "wasted_tokens", "waste_ratio", "amplification", "agents",
+        "paired_by_order",
     ]  # fmt: skip
     assert (data["kind"], data["tokenizer"]) == ("tolls", "o200k_base")
     assert (data["sessions"], data["calls"], data["unreadable_lines"]) == (5, 22, 4)

@@ -122,8 +122,22 @@ def test_repeats_cli(capsys: pytest.CaptureFixture[str]) -> None:
             "wasted": count(A_PY),
         }
     ]
+    assert data["repeats_total"] == 1
     assert cli.main(["repeats", "--root", str(FIXTURES / "codex")]) == 0
     assert capsys.readouterr().out.startswith("no repeats")
+
+
+def test_repeats_cli_says_how_many_it_left_out(
+    history: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["repeats", "--root", str(history), "--json"]) == 0
+    every = json.loads(capsys.readouterr().out)
+    total = every["repeats_total"]
+    assert total > 20 and len(every["repeats"]) == 20  # the default --top
+    assert cli.main(["repeats", "--root", str(history), "--top", "3"]) == 0
+    text = capsys.readouterr().out
+    assert f"(the 3 costliest of {total:,} repeats)" in text
+    assert len(text.splitlines()) == 1 + 3 + 1 + 2  # heading, rows, the note, blank, total
 
 
 def _scan_on_a_terminal(

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_toll.transcripts import seen
+from pytest_toll.transcripts import report, seen
 from pytest_toll.transcripts.report import build_report
 from pytest_toll.transcripts.scan import select_files, summarize_files
 from pytest_toll.transcripts.seen import DigestSet, FirstSeen
+from pytest_toll.transcripts.summary import FileSummary, Repeat
 from tests.transcripts.transcripts_data import FIXTURES
 
 
@@ -84,7 +85,7 @@ def test_first_seen_sets_aside_past_its_bound_and_leaves_no_file_open() -> None:
     kept = FirstSeen("IIq", in_memory=100)
     answered = sum(kept.add(f"call-{number}".encode(), 1, 2, number) for number in range(1000))
     assert answered == 100 and kept.set_aside == 900
-    files = list(kept._partitions)
+    files = list(kept._files)
     assert len(files) == 64 and not any(file.closed for file in files)
     later = list(kept.later())
     assert len(later) == 900 and {(shape, outcome) for shape, outcome, _ in later} == {(1, 2)}
@@ -110,15 +111,57 @@ def test_first_seen_memory_stops_growing_at_its_bound() -> None:
     assert large < small + 300_000, (small, large)
 
 
-def test_report_is_the_same_when_every_call_and_turn_is_set_aside(
+def test_report_is_the_same_when_every_call_turn_and_repeat_is_set_aside(
     history: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the generated history: resumed sessions copy earlier calls and turns into new files
+    # the generated history: resumed sessions copy earlier calls, turns and repeats into new
+    # files
     summaries, _ = summarize_files(select_files([FIXTURES, history]), workers=1)
     in_memory = build_report(summaries)
+    assert in_memory.repeats_total == len(in_memory.repeats) > 10
     monkeypatch.setattr(seen, "IN_MEMORY_KEYS", 1)
+    monkeypatch.setattr(report, "REPEATS_IN_MEMORY", 1)
     set_aside = build_report(summaries)
     copies = sum(len(summary.call_log) for summary in summaries) - in_memory.calls
     assert copies > 10 and set_aside.calls > 400 and set_aside.prompt_tokens > 0
     assert set_aside.as_dict() == in_memory.as_dict()
     assert set_aside.to_json() == in_memory.to_json()
+
+
+_REPEATS = st.builds(
+    Repeat,
+    session=st.sampled_from(["s1", "s2"]),
+    shape=st.sampled_from(["Read", "$ ls"]),
+    target=st.sampled_from(["/a", "/b", "."]),
+    times=st.integers(min_value=2, max_value=5),
+    tokens_each=st.integers(min_value=0, max_value=3),
+    first_call=st.sampled_from(["", "toolu_1", "toolu_2"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(_REPEATS, max_size=6), max_size=8),
+    st.integers(min_value=0, max_value=4),
+    st.integers(min_value=1, max_value=6),
+)
+def test_repeats_kept_and_totals_do_not_depend_on_memory_or_how_many_are_kept(
+    files: list[list[Repeat]], in_memory: int, kept: int
+) -> None:
+    # Copies of one repeat (same first fetch, shape, target, size) across files are one, the
+    # copy with the most times; the ranking, the waste and the count are those of the whole.
+    summaries = [
+        FileSummary(path=f"/f{number}.jsonl", format="claude", repeats=repeats)
+        for number, repeats in enumerate(files)
+    ]
+    whole = build_report(summaries)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(report, "REPEATS_IN_MEMORY", in_memory)
+        patch.setattr(report, "REPEATS_KEPT", kept)
+        bounded = build_report(summaries)
+    assert bounded.repeats == whole.repeats[:kept]
+    assert (bounded.wasted_tokens, bounded.repeats_total) == (
+        whole.wasted_tokens,
+        whole.repeats_total,
+    )
+    assert whole.wasted_tokens == sum(repeat.wasted for repeat in whole.repeats)
