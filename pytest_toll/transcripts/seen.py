@@ -4,8 +4,9 @@ A resumed Claude Code session copies earlier calls and turns into its new file u
 session id, so the report counts each call and turn once by its content, across every file.
 Those keys are the only state that grows with the history: :class:`DigestSet` holds them as
 64-bit digests (16–32 bytes a key), and :class:`FirstSeen` holds at most a fixed number of
-them; past that it sets each new key aside on disk with what it counts, and hands the first
-of each key back at the end, one partition of the digests at a time.
+them; past that it sets each new key aside on disk with what it counts (:class:`SetAside`,
+which the report's repeats use too), and hands the first of each key back at the end, one
+partition of the digests at a time.
 """
 
 from __future__ import annotations
