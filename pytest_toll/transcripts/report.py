@@ -226,8 +226,7 @@ def build_report(summaries: Iterable[FileSummary]) -> ScanReport:
     unreadable = orphans = prompt = images = files = 0
     problems: dict[str, list[str]] = {}
     unreadable_by_file: dict[str, int] = {}
-    repeats = _Repeats(SetAside())
-    with FirstSeen("IIq") as seen_calls, FirstSeen("q") as seen_turns, repeats.aside:
+    with FirstSeen("IIq") as seen_calls, FirstSeen("q") as seen_turns, _Repeats() as repeats:
         for summary in summaries:
             files += 1
             sessions.update(summary.sessions)
@@ -329,13 +328,19 @@ def _rank(repeat: Repeat) -> tuple[int, int, str, str, str, str, int]:
     )
 
 
-class _Repeats:
+def _supersedes(repeat: Repeat, known: Repeat | None) -> bool:
+    """Whether ``repeat`` is the copy to keep over ``known``: the most times, the first of
+    equals."""
+    return known is None or known.times < repeat.times
+
+
+class _Repeats(SetAside):
     """Each repeat once, its copy with the most times (the first of equals), in bounded
     memory: the first ``REPEATS_IN_MEMORY`` distinct ones merged in a dict, later new ones set
     aside and merged a partition at a time at the end, so the ranking and totals are exact."""
 
-    def __init__(self, aside: SetAside) -> None:
-        self.aside = aside
+    def __init__(self) -> None:
+        super().__init__()
         self.known: dict[_Same, Repeat] = {}
         # One copy of each session id and shape among the repeats kept: summaries read from
         # the cache or from a worker bring their own copy of each string with each repeat.
@@ -345,19 +350,18 @@ class _Repeats:
         same = _same(repeat)
         known = self.known.get(same)
         if known is None and len(self.known) >= REPEATS_IN_MEMORY:
-            record = marshal.dumps(_fields(repeat))
-            self.aside.write(hash(same) & _UNSIGNED, _RECORD_SIZE.pack(len(record)) + record)
-        elif known is None or known.times < repeat.times:
+            record = marshal.dumps(repeat.to_json())
+            self.write(hash(same) & _UNSIGNED, _RECORD_SIZE.pack(len(record)) + record)
+        elif _supersedes(repeat, known):
             self.known[same] = _sharing(repeat, self.strings)
 
     def _merged(self) -> Iterator[Repeat]:
         yield from self.known.values()
-        for records in self.aside.read_back():
+        for records in self.read_back():
             merged: dict[_Same, Repeat] = {}
             for repeat in _unpacked(records):
                 same = _same(repeat)
-                known = merged.get(same)
-                if known is None or known.times < repeat.times:
+                if _supersedes(repeat, merged.get(same)):
                     merged[same] = repeat
             yield from merged.values()
 
@@ -376,23 +380,12 @@ class _Repeats:
         return top, totals[0], totals[1]
 
 
-def _fields(repeat: Repeat) -> tuple[str, str, str, int, int, str]:
-    return (
-        repeat.session,
-        repeat.shape,
-        repeat.target,
-        repeat.times,
-        repeat.tokens_each,
-        repeat.first_call,
-    )
-
-
 def _unpacked(records: bytes) -> Iterator[Repeat]:
     view, at = memoryview(records), 0
     while at < len(view):
         (size,) = _RECORD_SIZE.unpack_from(view, at)
         at += _RECORD_SIZE.size
-        yield Repeat(*marshal.loads(view[at : at + size]))
+        yield Repeat(**marshal.loads(view[at : at + size]))
         at += size
 
 

@@ -2,7 +2,7 @@
 
 A resumed Claude Code session copies earlier calls and turns into its new file under a new
 session id, so the report counts each call and turn once by its content, across every file.
-Those keys are the only state that grows with the history: :class:`DigestSet` holds them as
+Those keys are most of the state that grows with the history: :class:`DigestSet` holds them as
 64-bit digests (16–32 bytes a key), and :class:`FirstSeen` holds at most a fixed number of
 them; past that it sets each new key aside on disk with what it counts (:class:`SetAside`,
 which the report's repeats use too), and hands the first of each key back at the end, one
