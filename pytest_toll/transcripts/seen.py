@@ -11,6 +11,7 @@ partition of the digests at a time.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import struct
 import tempfile
@@ -18,6 +19,8 @@ from array import array
 from collections.abc import Iterator
 from types import TracebackType
 from typing import IO, TypeVar
+
+from pytest_toll.core.errors import CouldNotJudge
 
 #: DigestSet's tables: 2**8, picked by a digest's top byte, each starting at 16 slots
 _TABLE_SHIFT = 56
@@ -112,33 +115,44 @@ class DigestSet:
 class SetAside:
     """Records written to one of 64 temporary files by a key's top bits, and read back one
     file at a time: what is held at the end is a 64th of what was set aside. The files are
-    made at the first write and gone once read back or closed."""
+    made at the first write and gone once read back or closed. A full or unwritable temporary
+    folder is :class:`CouldNotJudge` naming it: a scan that could not count every key has no
+    totals to report."""
 
     def __init__(self) -> None:
         self._files: list[IO[bytes]] = []
 
     def write(self, key: int, record: bytes) -> None:
         """Set ``record`` aside by ``key``, a 64-bit unsigned integer."""
-        if not self._files:
-            # closed by close(), which every owner's `with` reaches
-            self._files = [tempfile.TemporaryFile() for _ in range(_PARTITIONS)]  # noqa: SIM115
-        self._files[key >> _PARTITION_SHIFT].write(record)
+        try:
+            if not self._files:
+                # closed by close(), which every owner's `with` reaches
+                self._files = [tempfile.TemporaryFile() for _ in range(_PARTITIONS)]  # noqa: SIM115
+            self._files[key >> _PARTITION_SHIFT].write(record)
+        except OSError as error:
+            self.close()
+            raise _could_not_set_aside(error) from error
 
     def read_back(self) -> Iterator[bytes]:
         """Each file's records, in the order written, a file at a time; then none is left."""
         try:
             for file in self._files:
-                file.seek(0)
-                records = file.read()
-                file.close()  # its bytes on disk are freed before the next file is read
+                try:
+                    file.seek(0)  # (flushes what is still buffered)
+                    records = file.read()
+                    file.close()  # its bytes on disk are freed before the next file is read
+                except OSError as error:
+                    raise _could_not_set_aside(error) from error
                 yield records
         finally:
             self.close()
 
     def close(self) -> None:
-        for file in self._files:
-            file.close()
-        self._files = []
+        files, self._files = self._files, []
+        for file in files:
+            # A flush a full disk refused: the file is gone either way.
+            with contextlib.suppress(OSError):
+                file.close()
 
     def __enter__(self: _Owner) -> _Owner:
         return self
@@ -150,6 +164,14 @@ class SetAside:
         trace: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _could_not_set_aside(error: OSError) -> CouldNotJudge:
+    return CouldNotJudge(
+        f"could not set aside what the scan has counted in the temporary folder "
+        f"{tempfile.gettempdir()} ({error.strerror or error}); free space there, or point "
+        "TMPDIR at a folder with room"
+    )
 
 
 class FirstSeen(SetAside):

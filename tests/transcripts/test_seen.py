@@ -3,6 +3,7 @@ set aside on disk with the same totals in the end."""
 
 from __future__ import annotations
 
+import os
 import tracemalloc
 from pathlib import Path
 
@@ -165,3 +166,49 @@ def test_repeats_kept_and_totals_do_not_depend_on_memory_or_how_many_are_kept(
         whole.repeats_total,
     )
     assert whole.wasted_tokens == sum(repeat.wasted for repeat in whole.repeats)
+
+
+_FILE_SIZE_LIMITED = """
+import resource, signal, sys
+from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.transcripts.seen import FirstSeen
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+keys = int(sys.argv[1])
+seen = FirstSeen("q", in_memory=0)
+try:
+    for number in range(keys):
+        seen.add(str(number).encode(), number)
+    print(sum(1 for _ in seen.later()))
+except CouldNotJudge as error:
+    print("could not judge:", error, "| files left open:", len(seen._files))
+"""
+
+
+@pytest.mark.parametrize(
+    ("keys", "where"),
+    [(100_000, "a write past the limit"), (7_000, "the flush before reading back")],
+)
+def test_a_temporary_folder_without_room_is_could_not_judge_naming_it(
+    tmp_path: Path, keys: int, where: str
+) -> None:
+    """A real file-size limit (the kernel's EFBIG), in a process of its own: setting keys aside
+    fails either while writing (each file's buffer spills past 1 KB) or when a file's buffered
+    records are flushed before they are read back; either way the scan says why and where, and
+    closes every file, rather than counting some keys and not others."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", _FILE_SIZE_LIMITED, str(keys)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        check=True,
+    )
+    said = run.stdout.strip()
+    assert said.startswith("could not judge: could not set aside"), (where, said, run.stderr)
+    assert f"temporary folder {tmp_path} (File too large)" in said
+    assert "TMPDIR" in said
+    assert said.endswith("files left open: 0")
