@@ -12,6 +12,7 @@ the parent folds each file's facts in order. Summaries, facts and whole reports 
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -465,5 +466,26 @@ def scan(roots: Sequence[Path], options: ReadOptions) -> ScanReport:
     if store is not None:
         store.close()
     if report.calls == 0:
-        raise CouldNotJudge(f"{len(files)} transcript file(s) read, but they contain no tool calls")
+        raise CouldNotJudge(_no_calls(len(files), report))
     return report
+
+
+#: Files whose unreadable lines a scan with no call names (the rest are counted).
+_UNREADABLE_NAMED = 3
+
+
+def _no_calls(files: int, report: ScanReport) -> str:
+    """Why a scan has nothing to rank, with the unreadable lines that may be why: a file that
+    is not JSON at all is read as one bad line, and the report that would list it on stderr
+    is never printed."""
+    said = f"{files} transcript file(s) read, but they contain no tool calls"
+    if not report.unreadable_lines:
+        return said
+    named = [
+        f"{path} ({'; '.join(report.problems.get(path, [])[:1]) or 'unreadable'})"
+        for path in itertools.islice(report.unreadable_by_file, _UNREADABLE_NAMED)
+    ]
+    more = len(report.unreadable_by_file) - len(named)
+    return f"{said}; {report.unreadable_lines:,} line(s) could not be read: {', '.join(named)}" + (
+        f" and {more:,} more file(s)" if more else ""
+    )

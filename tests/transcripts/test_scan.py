@@ -106,7 +106,29 @@ def test_no_transcripts_cannot_judge(tmp_path: Path, capsys: pytest.CaptureFixtu
         '{"type":"user","message":{"role":"user","content":"hi"}}\n'
     )
     assert cli.main(["scan", "--root", str(tmp_path)]) == 2
-    assert "contain no tool calls" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "contain no tool calls" in said and "could not be read" not in said
+
+
+def test_no_calls_names_the_lines_that_could_not_be_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file that is not JSON at all is one bad line and no call: the error says which files
+    and why, since the report that lists unreadable lines on stderr is never printed."""
+    saved = tmp_path / "saved.json"
+    saved.write_text('[{"role": "model", "parts": [{"functionCall": {"args": {"n": NaN}}}]}]')
+    assert cli.main(["scan", "--no-cache", "--root", str(saved)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "toll: error: 1 transcript file(s) read, but they contain no tool calls; 1 line(s) "
+        f"could not be read: {saved} (line 1: not JSON)"
+    )
+    for number in range(5):
+        (tmp_path / f"{number}.jsonl").write_text("not json\n{also not\n")
+    saved.unlink()
+    assert cli.main(["scan", "--no-cache", "--root", str(tmp_path)]) == 2
+    said = capsys.readouterr().err
+    assert "5 transcript file(s) read" in said and "10 line(s) could not be read: " in said
+    assert said.count("(line 1: not JSON)") == 3 and said.rstrip().endswith("and 2 more file(s)")
 
 
 def test_repeats_cli(capsys: pytest.CaptureFixture[str]) -> None:
