@@ -324,3 +324,12 @@ def test_codex_local_shell_and_image_outputs(tmp_path: Path) -> None:
     results = [r for r in records if isinstance(r, ResultRecord)]
     assert results[0].text == "diff --git a b"
     assert results[1].images == (Image("image/png", 64, 32),)
+
+
+def test_a_line_nested_past_the_parsers_depth_says_so(tmp_path: Path) -> None:
+    """JSON nested 2,000 levels deep is not "not JSON": the bad line says why it was left."""
+    path = tmp_path / "deep.jsonl"
+    deep = '{"type": "user", "message": ' + '{"a": ' * 2000 + "1" + "}" * 2000 + "}"
+    path.write_text(deep + "\n" + '{"type": "user", "message": {"a":\n')
+    bad = [(r.line, r.reason) for r in read_records(path) if isinstance(r, BadLine)]
+    assert bad == [(1, "nests too deeply to read"), (2, "not JSON")]

@@ -129,6 +129,8 @@ def unreadable(error: ValueError) -> str:
     said = str(error).lower()
     if isinstance(error, UnicodeDecodeError) or "utf-8" in said or "utf8" in said:
         return "invalid UTF-8"
+    if "depth limit" in said:  # (orjson's words: JSON, but nested past its 1,024 levels)
+        return "nests too deeply to read"
     return "not JSON"
 
 
