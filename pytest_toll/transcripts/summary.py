@@ -45,7 +45,7 @@ from pytest_toll.transcripts.records import (
 from pytest_toll.transcripts.shapes import MUTATING_TOOLS, normal_path, shape_and_target
 
 #: Bump when a summary's meaning changes, so stale cache entries are ignored.
-SUMMARY_VERSION = 6
+SUMMARY_VERSION = 7
 
 
 @dataclass

@@ -131,6 +131,34 @@ def test_no_calls_names_the_lines_that_could_not_be_read(
     assert said.count("(line 1: not JSON)") == 3 and said.rstrip().endswith("and 2 more file(s)")
 
 
+def test_a_document_that_cannot_be_read_is_one_bad_line_saying_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A saved conversation written as one JSON document that cannot be read (past the
+    input-file cap here, lowered to keep the file small) is one bad line with the reason, once
+    however many segments its size makes: not each of its lines read as JSON lines."""
+    from pytest_toll.transcripts import formats
+    from pytest_toll.transcripts.formats import base
+
+    monkeypatch.setattr(base, "MAX_INPUT_FILE_BYTES", 64 * 1024)
+    monkeypatch.setattr(tolls, "SEGMENT_BYTES", 16 * 1024)
+    call = {"role": "model", "parts": [{"functionCall": {"name": "read", "args": {"p": 1}}}]}
+    saved = tmp_path / "checkpoint.json"
+    saved.write_text(json.dumps([call] * 1000, indent=2))
+    assert saved.stat().st_size > 64 * 1024
+    assert cli.main(["scan", "--no-cache", "--workers", "1", "--root", str(saved)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "toll: error: 1 transcript file(s) read, but they contain no tool calls; 1 line(s) "
+        f"could not be read: {saved} (line 1: larger than the 64 KiB read limit (a transcript "
+        "document); not read (nothing measured))"
+    )
+    # Under the cap, the same document is read: the call is there.
+    monkeypatch.setattr(base, "MAX_INPUT_FILE_BYTES", 1024 * 1024)
+    formats._detect.cache_clear()  # (a file's format is cached by its size and mtime)
+    assert cli.main(["scan", "--no-cache", "--json", "--root", str(saved)]) == 0
+    assert json.loads(capsys.readouterr().out)["calls"] == 1000
+
+
 def test_repeats_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["repeats", "--root", str(FIXTURES), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

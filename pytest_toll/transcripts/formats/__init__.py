@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_toll.core.errors import CouldNotJudge
 from pytest_toll.core.limits import MAX_INPUT_FILE_BYTES, MAX_TRANSCRIPT_LINE_BYTES
 from pytest_toll.core.textio import open_regular
 from pytest_toll.transcripts.formats import (
@@ -32,7 +31,12 @@ from pytest_toll.transcripts.formats import (
     openhands,
     qwen,
 )
-from pytest_toll.transcripts.formats.base import Home, iter_lines, json_parser, load_document
+from pytest_toll.transcripts.formats.base import (
+    Home,
+    document_or_bad_line,
+    iter_lines,
+    json_parser,
+)
 from pytest_toll.transcripts.records import BadLine, Record
 
 Reader = Callable[..., Iterator[Record]]
@@ -113,6 +117,9 @@ class Detection:
     document: bool
     #: a format claimed it; False is the default format of a file nothing claimed
     claimed: bool
+    #: why a file written as one JSON document could not be read as one (too big, not JSON,
+    #: nested too deeply): its one bad line, rather than each of its lines read as JSON lines
+    unreadable: str = ""
 
 
 def results_recorded(name: str) -> bool:
@@ -157,10 +164,11 @@ def _detect(name: str, size: int, mtime_ns: int) -> Detection:
     if lines[0].strip() in (b"{", b"["):
         # A document written over many lines: read it whole, within the input-file cap.
         document = True
-        try:
-            value = load_document(path)
-        except CouldNotJudge:
-            value = None
+        value, bad = document_or_bad_line(path)
+        if bad is not None:
+            # Nothing can claim it; named on its own (a scan given this file says why), it is
+            # one bad line, not every line of it read as JSON lines.
+            return Detection(DEFAULT.name, True, False, bad.reason)
     elif not complete:
         # A first line longer than the head: that line alone, bounded, says what it is.
         try:
@@ -249,6 +257,10 @@ def read_records(
     detection = detect(path)
     format = BY_NAME[detection.name]
     if start and not format.segmented:
+        return
+    if detection.unreadable:
+        if not start:  # (once, not once per segment)
+            yield BadLine(1, detection.unreadable)
         return
     ranged = {"start": start, "end": end} if format.segmented else {}
     try:
