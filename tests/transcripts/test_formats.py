@@ -107,6 +107,43 @@ def test_each_format_is_known_by_its_content_not_its_name(
     assert detect(renamed).name == agent
 
 
+def test_an_agents_document_cut_short_is_its_transcript_with_one_bad_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A whole-document file an agent names as its own (a Gemini CLI checkpoint written
+    indented, a Cline task's history written on one line) that a crash cut short claims
+    nothing by its content: by its name it is still counted, as one unreadable line with the
+    reason, beside the sessions that read; a broken document under any other name is no
+    transcript."""
+    gemini = tmp_path / "gemini"
+    gemini.mkdir()
+    call = {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]}
+    answer = {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {}}}]}
+    (gemini / "checkpoint-ok.json").write_text(json.dumps([call, answer], indent=2))
+    (gemini / "checkpoint-cut.json").write_text(json.dumps([call, answer], indent=2)[:-40])
+    (gemini / "settings.json").write_text('{"theme": ')
+    task = tmp_path / "cline" / "tasks" / "1700000000000"
+    task.mkdir(parents=True)
+    history = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "x"}]}]
+    (task / "api_conversation_history.json").write_text(json.dumps(history)[:-3])
+    for broken in (gemini / "checkpoint-cut.json", task / "api_conversation_history.json"):
+        detection = detect(broken)
+        assert detection.claimed and detection.document
+        assert detection.unreadable.startswith("not a JSON document (not valid JSON: ")
+        assert list(read_records(broken)) == [BadLine(1, detection.unreadable)]
+    assert detect(gemini / "checkpoint-cut.json").name == "gemini"
+    assert detect(task / "api_conversation_history.json").name == "cline"
+    assert not detect(gemini / "settings.json").claimed
+
+    assert cli.main(["scan", "--no-cache", "--json", "--root", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert (report["sessions"], report["calls"], report["unreadable_lines"]) == (1, 1, 2)
+    for name in ("checkpoint-cut.json", "api_conversation_history.json"):
+        assert f"{name}: 1 unreadable line(s): line 1: not a JSON document" in captured.err
+    assert "settings.json" not in captured.err
+
+
 def test_gemini_jsonl_last_append_wins_patches_skipped_bad_line_counted() -> None:
     assert outcomes(GEMINI_JSONL) == [
         ("read_file-1", "read_file", "ok"),

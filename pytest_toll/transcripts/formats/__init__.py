@@ -10,6 +10,7 @@ value), never by its name: a name only says where to look.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 from collections.abc import Callable, Iterator
@@ -73,6 +74,10 @@ class Format:
     superseded: Callable[[Path], bool] | None = None
     #: which agent wrote a file of this format, where another agent writes the format too
     writer: Callable[[Path], str] | None = None
+    #: the names (``fnmatch`` patterns) the agent gives its whole-document files: such a file
+    #: that cannot be read as JSON (cut short by a crash, past the cap) is still its
+    #: transcript, counted as unreadable in a folder's scan rather than passed over unseen
+    document_names: tuple[str, ...] = ()
 
 
 #: Every agent a transcript can come from, in report order; their content is checked in this
@@ -82,7 +87,7 @@ FORMATS: tuple[Format, ...] = (
            documents=False, segmented=True),
     Format(codex.NAME, codex.TITLE, codex.sniff, codex.read, codex.folders, documents=False),
     Format(gemini.NAME, gemini.TITLE, gemini.sniff, gemini.read, gemini.folders,
-           writer=gemini.writer),
+           writer=gemini.writer, document_names=gemini.DOCUMENT_NAMES),
     Format(copilot.NAME, copilot.TITLE, copilot.sniff, copilot.read, copilot.folders,
            session_name=copilot.session_name),
     Format(qwen.NAME, qwen.TITLE, qwen.sniff, qwen.read, qwen.folders),
@@ -96,7 +101,7 @@ FORMATS: tuple[Format, ...] = (
            session_files=openhands.session_files),
     Format(cline.NAME, cline.TITLE, cline.sniff, cline.read, cline.folders,
            session_name=cline.session_name, session_files=cline.session_files,
-           superseded=cline.superseded),
+           superseded=cline.superseded, document_names=(cline.API_HISTORY, cline.UI_MESSAGES)),
     Format(cursor.NAME, cursor.TITLE, cursor.sniff, cursor.read, cursor.folders,
            results_recorded=False),
 )  # fmt: skip
@@ -161,14 +166,16 @@ def _detect(name: str, size: int, mtime_ns: int) -> Detection:
     complete = lines if whole_file else lines[:-1]  # the head may end inside a line
     value: Any = None
     document = False
-    if lines[0].strip() in (b"{", b"["):
-        # A document written over many lines: read it whole, within the input-file cap.
+    named = _named_document(path.name)
+    if lines[0].strip() in (b"{", b"[") or named is not None:
+        # A document written over many lines, or under a name an agent gives its documents:
+        # read it whole, within the input-file cap.
         document = True
         value, bad = document_or_bad_line(path)
         if bad is not None:
-            # Nothing can claim it; named on its own (a scan given this file says why), it is
-            # one bad line, not every line of it read as JSON lines.
-            return Detection(DEFAULT.name, True, False, bad.reason)
+            # One bad line, not every line of it read as JSON lines; its content claims nothing,
+            # so only its name can say it is an agent's transcript.
+            return Detection((named or DEFAULT).name, True, named is not None, bad.reason)
     elif not complete:
         # A first line longer than the head: that line alone, bounded, says what it is.
         try:
@@ -197,6 +204,13 @@ def _detect(name: str, size: int, mtime_ns: int) -> Detection:
     # Nothing readable in the head: the file's first JSON object says, claiming nothing.
     claimed = _claim(_first_object(path))
     return Detection((claimed or DEFAULT).name, False, False)
+
+
+def _named_document(name: str) -> Format | None:
+    for format in FORMATS:
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in format.document_names):
+            return format
+    return None
 
 
 def _first_object(path: Path) -> dict[str, Any] | None:

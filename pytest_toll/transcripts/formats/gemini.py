@@ -51,6 +51,9 @@ from pytest_toll.transcripts.records import (
 
 NAME = "gemini"
 TITLE = "Gemini CLI"
+#: The names the CLI gives its whole-document files (as @google/gemini-cli-core 0.61.0 writes
+#: them: core/logger.js, utils/errorReporting.js, and sessions before JSON lines).
+DOCUMENT_NAMES = ("checkpoint-*.json", "gemini-client-error-*.json", "session-*.json")
 _MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 
 
