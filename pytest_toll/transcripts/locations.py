@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pytest_toll.core.limits import MAX_WALK_DEPTH
 from pytest_toll.core.textio import is_regular_file
-from pytest_toll.transcripts.formats import FORMATS, is_transcript
+from pytest_toll.transcripts.formats import FORMATS, is_transcript, superseded
 from pytest_toll.transcripts.formats.base import Home
 
 #: A list of transcript files or folders (``os.pathsep`` between them) that replaces every
@@ -61,14 +61,10 @@ def _is_storage_tree(folder: Path, names: list[str]) -> bool:
     return "session" in names and ("part" in names or "message" in names)
 
 
-#: The formats' hooks that say a file is read beside another (each looks at names first).
-_SUPERSEDED = tuple(format.superseded for format in FORMATS if format.superseded is not None)
-
-
 def _candidate(path: Path) -> bool:
     if path.suffix == ".jsonl":
         # Unless a fuller copy sits beside it (Antigravity's transcript_full.jsonl).
-        return not any(superseded(path) for superseded in _SUPERSEDED)
+        return not superseded(path)  # (each format's hook looks at the name first)
     # (A Cline task's ui_messages.json is read beside its API history, not on its own.)
     return path.suffix in (".json", ".db") and is_transcript(path)
 

@@ -114,7 +114,7 @@ def test_an_agents_document_cut_short_is_its_transcript_with_one_bad_line(
     indented, a Cline task's history written on one line) that a crash cut short claims
     nothing by its content: by its name it is still counted, as one unreadable line with the
     reason, beside the sessions that read; a broken document under any other name is no
-    transcript."""
+    transcript. A Cline task whose history is cut short is read from its messages."""
     gemini = tmp_path / "gemini"
     gemini.mkdir()
     call = {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]}
@@ -126,6 +126,8 @@ def test_an_agents_document_cut_short_is_its_transcript_with_one_bad_line(
     task.mkdir(parents=True)
     history = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "x"}]}]
     (task / "api_conversation_history.json").write_text(json.dumps(history)[:-3])
+    # The task's messages are read instead of its broken history: the task is not lost.
+    shutil.copyfile(CLINE_UI_ONLY, task / "ui_messages.json")
     for broken in (gemini / "checkpoint-cut.json", task / "api_conversation_history.json"):
         detection = detect(broken)
         assert detection.claimed and detection.document
@@ -138,7 +140,10 @@ def test_an_agents_document_cut_short_is_its_transcript_with_one_bad_line(
     assert cli.main(["scan", "--no-cache", "--json", "--root", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
-    assert (report["sessions"], report["calls"], report["unreadable_lines"]) == (1, 1, 2)
+    ui_only = summarize_file(CLINE_UI_ONLY).calls
+    assert ui_only > 0
+    assert (report["sessions"], report["unreadable_lines"]) == (2, 2)
+    assert report["calls"] == 1 + ui_only
     for name in ("checkpoint-cut.json", "api_conversation_history.json"):
         assert f"{name}: 1 unreadable line(s): line 1: not a JSON document" in captured.err
     assert "settings.json" not in captured.err

@@ -13,7 +13,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,8 +70,9 @@ class Format:
     session_name: Callable[[Path], str] | None = None
     #: the files a session is read from besides its own (they version its cached summary)
     session_files: Callable[[Path], list[Path]] | None = None
-    #: whether a file is read beside another of its session, so is no transcript on its own
-    superseded: Callable[[Path], bool] | None = None
+    #: the fuller file of its session a file is read from instead, where the agent may keep
+    #: one beside it (:func:`superseded`); None for a file that has no such companion
+    read_instead: Callable[[Path], Path | None] | None = None
     #: which agent wrote a file of this format, where another agent writes the format too
     writer: Callable[[Path], str] | None = None
     #: the names (``fnmatch`` patterns) the agent gives its whole-document files: such a file
@@ -93,7 +94,7 @@ FORMATS: tuple[Format, ...] = (
     Format(qwen.NAME, qwen.TITLE, qwen.sniff, qwen.read, qwen.folders),
     Format(antigravity.NAME, antigravity.TITLE, antigravity.sniff, antigravity.read,
            antigravity.folders, session_name=antigravity.session_name,
-           superseded=antigravity.superseded),
+           read_instead=antigravity.read_instead),
     Format(opencode.NAME, opencode.TITLE, opencode.sniff, opencode.read, opencode.folders,
            session_files=opencode.session_files),
     Format(openhands.NAME, openhands.TITLE, openhands.sniff, openhands.read,
@@ -101,7 +102,8 @@ FORMATS: tuple[Format, ...] = (
            session_files=openhands.session_files),
     Format(cline.NAME, cline.TITLE, cline.sniff, cline.read, cline.folders,
            session_name=cline.session_name, session_files=cline.session_files,
-           superseded=cline.superseded, document_names=(cline.API_HISTORY, cline.UI_MESSAGES)),
+           read_instead=cline.read_instead,
+           document_names=(cline.API_HISTORY, cline.UI_MESSAGES)),
     Format(cursor.NAME, cursor.TITLE, cursor.sniff, cursor.read, cursor.folders,
            results_recorded=False),
 )  # fmt: skip
@@ -251,8 +253,19 @@ def session_name(path: Path) -> str:
 def is_transcript(path: Path) -> bool:
     """Whether a file a format claims is a transcript on its own (not read beside another)."""
     detection = detect(path)
-    superseded = BY_NAME[detection.name].superseded
-    return detection.claimed and not (superseded is not None and superseded(path))
+    return detection.claimed and not superseded(path, (BY_NAME[detection.name],))
+
+
+def superseded(path: Path, formats: Iterable[Format] = FORMATS) -> bool:
+    """Whether the session of ``path`` is read from a fuller file beside it (a format's
+    ``read_instead``), one that exists and can be read: beside a Cline task's history cut short
+    by a crash, the task is read from its ui_messages.json (the history counted as
+    unreadable), so no task is lost."""
+    for format in formats:
+        instead = format.read_instead(path) if format.read_instead is not None else None
+        if instead is not None and instead.is_file() and not detect(instead).unreadable:
+            return True
+    return False
 
 
 def read_records(

@@ -119,9 +119,9 @@ def _task_output(rest: str) -> str:
     return rest
 
 
-def superseded(path: Path) -> bool:
-    """A ``transcript.jsonl`` with ``transcript_full.jsonl`` beside it: read from that."""
-    return path.name == "transcript.jsonl" and (path.parent / FULL).is_file()
+def read_instead(path: Path) -> Path | None:
+    """A ``transcript.jsonl`` is read from ``transcript_full.jsonl``, where that is beside it."""
+    return path.parent / FULL if path.name == "transcript.jsonl" else None
 
 
 def _usage(

@@ -258,9 +258,9 @@ def _ui_messages(entries: list[Any], session: str, with_text: bool) -> Iterator[
     yield from close()
 
 
-def superseded(path: Path) -> bool:
-    """A ui_messages.json whose task also kept its API history: the task is read from that."""
-    return path.name == UI_MESSAGES and (path.parent / API_HISTORY).is_file()
+def read_instead(path: Path) -> Path | None:
+    """A task's ui_messages.json is read from its API history, where the task kept one."""
+    return path.parent / API_HISTORY if path.name == UI_MESSAGES else None
 
 
 def read(path: Path, *, with_text: bool, max_line_bytes: int, document: bool) -> Iterator[Record]:
