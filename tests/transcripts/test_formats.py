@@ -3,6 +3,7 @@ paired by id (or by order, said so), usage carried; Claude Code and Codex unchan
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -147,6 +148,34 @@ def test_an_agents_document_cut_short_is_its_transcript_with_one_bad_line(
     for name in ("checkpoint-cut.json", "api_conversation_history.json"):
         assert f"{name}: 1 unreadable line(s): line 1: not a JSON document" in captured.err
     assert "settings.json" not in captured.err
+
+
+def test_an_sqlite_file_that_is_no_session_store_is_one_bad_line_never_json_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A database OpenCode's name is on that cannot be opened (its pages torn) is its store,
+    counted as one unreadable line; another SQLite file is no transcript in a folder, and
+    named on its own is one bad line saying what it is, not its pages read as JSON lines."""
+    import sqlite3
+
+    torn = tmp_path / "opencode.db"
+    torn.write_bytes(b"SQLite format 3\x00" + b"\xff" * 8192)
+    other = tmp_path / "other.db"
+    with contextlib.closing(sqlite3.connect(other)) as connection:
+        connection.execute("create table notes (text)")
+        connection.commit()
+    assert detect(torn).claimed and detect(torn).name == "opencode"
+    assert not detect(other).claimed
+    for path in (torn, other):
+        (bad,) = read_records(path)
+        assert isinstance(bad, BadLine) and bad.line == 1
+        assert bad.reason.startswith("an SQLite database without OpenCode's session, message")
+
+    assert cli.main(["scan", "--no-cache", "--root", str(tmp_path)]) == 2
+    said = capsys.readouterr().err
+    assert "1 transcript file(s) read" in said and f"{torn} (line 1: an SQLite database" in said
+    assert cli.main(["scan", "--no-cache", "--root", str(other)]) == 2
+    assert f"{other} (line 1: an SQLite database" in capsys.readouterr().err
 
 
 def test_gemini_jsonl_last_append_wins_patches_skipped_bad_line_counted() -> None:

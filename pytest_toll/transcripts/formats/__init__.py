@@ -159,8 +159,13 @@ def _detect(name: str, size: int, mtime_ns: int) -> Detection:
     except OSError:
         return Detection(DEFAULT.name, False, False)
     if head.startswith(opencode.SQLITE_MAGIC):
-        database = opencode.is_database(path)
-        return Detection(opencode.NAME if database else DEFAULT.name, True, database)
+        if opencode.is_database(path):
+            return Detection(opencode.NAME, True, True)
+        # Never read as JSON lines (each of its pages "invalid UTF-8"); under OpenCode's own
+        # name, a database that cannot be opened is still its session store, counted as
+        # unreadable.
+        own = path.name == opencode.DATABASE_NAME
+        return Detection(opencode.NAME if own else DEFAULT.name, True, own, _NOT_A_STORE)
     loads, _ = json_parser()
     stripped = head.lstrip()
     lines = stripped.split(b"\n")
@@ -206,6 +211,12 @@ def _detect(name: str, size: int, mtime_ns: int) -> Detection:
     # Nothing readable in the head: the file's first JSON object says, claiming nothing.
     claimed = _claim(_first_object(path))
     return Detection((claimed or DEFAULT).name, False, False)
+
+
+_NOT_A_STORE = (
+    "an SQLite database without OpenCode's session, message and part tables, or one that "
+    "cannot be opened; not read"
+)
 
 
 def _named_document(name: str) -> Format | None:

@@ -47,6 +47,8 @@ from pytest_toll.transcripts.records import (
 
 NAME = "opencode"
 TITLE = "OpenCode"
+#: the file name of its SQLite session store
+DATABASE_NAME = "opencode.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _TABLES = frozenset({"session", "message", "part"})
 
