@@ -482,7 +482,7 @@ def _no_calls(files: int, report: ScanReport) -> str:
     if not report.unreadable_lines:
         return said
     named = [
-        f"{path} ({'; '.join(report.problems.get(path, [])[:1]) or 'unreadable'})"
+        f"{path} ({(report.problems.get(path) or ['unreadable'])[0]})"
         for path in itertools.islice(report.unreadable_by_file, _UNREADABLE_NAMED)
     ]
     more = len(report.unreadable_by_file) - len(named)

@@ -5,7 +5,8 @@ how its content is known, its reader (yielding the common records of
 :mod:`~pytest_toll.transcripts.records`), where the agent keeps its sessions, and the hooks of
 a format whose sessions are named or stored unlike a plain file's. A file's format is decided
 by what it holds (its first line, or the whole document when the first line is not a JSON
-value), never by its name: a name only says where to look.
+value), never by its name: a name only says where to look, and whose transcript a file is
+that cannot be read at all (a document an agent names as its own, cut short by a crash).
 """
 
 from __future__ import annotations
@@ -124,8 +125,9 @@ class Detection:
     document: bool
     #: a format claimed it; False is the default format of a file nothing claimed
     claimed: bool
-    #: why a file written as one JSON document could not be read as one (too big, not JSON,
-    #: nested too deeply): its one bad line, rather than each of its lines read as JSON lines
+    #: why a file could not be read as what it starts as (a JSON document too big, not JSON
+    #: or nested too deeply; an SQLite file that is no session store): its one bad line,
+    #: rather than each of its lines read as JSON lines
     unreadable: str = ""
 
 
