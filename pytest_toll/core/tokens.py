@@ -171,6 +171,8 @@ def encoding_loaded() -> bool:
 #: ``TOLL_COUNTER=tiktoken`` counts with the reference alone, even when quicktok is installed.
 COUNTER_ENVIRONMENT = "TOLL_COUNTER"
 FAST_COUNTER_PACKAGE = "quicktok"
+#: :func:`exact_engine` when the fast counter is not installed
+FAST_COUNTER_ABSENT = f"tiktoken ({FAST_COUNTER_PACKAGE} not installed)"
 
 
 #: Texts with tiktoken's counts, pinned: a fast counter is proven without loading tiktoken
@@ -204,7 +206,7 @@ def _prove_fast_counter() -> tuple[Callable[[str], int] | None, str]:
     try:
         import quicktok
     except ImportError:
-        return None, "tiktoken (quicktok not installed)"
+        return None, FAST_COUNTER_ABSENT
     version = getattr(quicktok, "__version__", "?")
     try:
         fast_count: Callable[[str], int] = quicktok.get_encoding(TOKENIZER_NAME).count

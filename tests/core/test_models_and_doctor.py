@@ -73,6 +73,7 @@ def test_doctor_all_well_then_each_problem_with_its_fix(tmp_path: Path) -> None:
         ["ok", "vocabulary"],
         ["ok", "tiktoken"],
         ["ok", "counter"],
+        ["ok", "fast"],
         ["ok", "transcript"],
         ["ok", "cache"],
         ["ok", "transcript"],
@@ -106,6 +107,54 @@ def test_doctor_says_which_transcript_reader_is_in_use(tmp_path: Path) -> None:
     assert checks["transcript reader"]["status"] == "ok"
     assert checks["transcript reader"]["detail"].startswith("pure Python")
     assert "TOLL_PARSER=pure" in checks["transcript reader"]["detail"]
+
+
+def test_doctor_says_which_counter_a_big_scan_counts_with(tmp_path: Path) -> None:
+    """quicktok proven against the pinned probe counts; off when forced; absent, or installed
+    but counting otherwise than tiktoken (a real package on the path, shadowing the real one):
+    a big scan then counts with tiktoken, and doctor says so with the fix."""
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def fast_counter(**extra: str) -> tuple[int, dict[str, str]]:
+        done = toll("doctor", "--json", cwd=tmp_path, env={**env, **extra})
+        checks = {check["check"]: check for check in json.loads(done.stdout)["checks"]}
+        return done.returncode, checks["fast counter"]
+
+    code, check = fast_counter(TOLL_COUNTER="")
+    assert code == 0 and check["status"] == "ok"
+    assert check["detail"].startswith("quicktok 0.4")
+    assert "equal to tiktoken on 317 probe texts" in check["detail"]
+    assert "from 16 MB unread per reading process" in check["detail"]
+
+    code, check = fast_counter(TOLL_COUNTER="tiktoken")
+    assert (code, check["status"], check["detail"]) == (
+        0,
+        "n/a",
+        "off: tiktoken (TOLL_COUNTER=tiktoken)",
+    )
+
+    absent = tmp_path / "absent" / "quicktok"
+    absent.mkdir(parents=True)
+    (absent / "__init__.py").write_text("raise ImportError('not here')\n", encoding="utf-8")
+    code, check = fast_counter(TOLL_COUNTER="", PYTHONPATH=str(absent.parent))
+    assert (code, check["status"]) == (0, "n/a")
+    assert check["detail"].startswith("tiktoken (quicktok not installed); big scans count with")
+    assert check["fix"] == "pip install 'pytest-toll[fast]'"
+
+    wrong = tmp_path / "wrong" / "quicktok"
+    wrong.mkdir(parents=True)
+    (wrong / "__init__.py").write_text(
+        "__version__ = '9.9'\n"
+        "class _Counter:\n"
+        "    def count(self, text): return len(text)\n"
+        "def get_encoding(name): return _Counter()\n",
+        encoding="utf-8",
+    )
+    code, check = fast_counter(TOLL_COUNTER="", PYTHONPATH=str(wrong.parent))
+    assert (code, check["status"]) == (1, "problem")
+    assert check["detail"].startswith("tiktoken (quicktok 9.9 counts ")
+    assert "where tiktoken counts" in check["detail"]
+    assert "TOLL_COUNTER=tiktoken" in check["fix"]
 
 
 def test_selfcheck_refuses_an_altered_vocabulary(altered_vocabulary: Path) -> None:
