@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from pytest_toll.cli.options import positive_whole_number
+from pytest_toll.core.inert import shown
 from pytest_toll.transcripts.formats import FORMATS
 from pytest_toll.transcripts.locations import default_roots
 from pytest_toll.transcripts.scan import ReadOptions, cache_dir
@@ -85,7 +86,7 @@ def report_problems(problems: dict[str, list[str]], unreadable: dict[str, int]) 
     """Unreadable lines, per file, on stderr: counted, never a crash, never hidden."""
     for path, number in unreadable.items():
         detail = "; ".join(problems.get(path, []))
-        print(f"toll: {path}: {number} unreadable line(s): {detail}", file=sys.stderr)
+        print(f"toll: {shown(path)}: {number} unreadable line(s): {detail}", file=sys.stderr)
 
 
 def json_text(data: Any) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pytest_toll.core.errors import CouldNotJudge
+from pytest_toll.core.inert import shown
 from pytest_toll.core.tokens import exact_count
 from pytest_toll.transcripts.cache import (
     SCOPE_DRIFT,
@@ -482,7 +483,7 @@ def _no_calls(files: int, report: ScanReport) -> str:
     if not report.unreadable_lines:
         return said
     named = [
-        f"{path} ({(report.problems.get(path) or ['unreadable'])[0]})"
+        f"{shown(path)} ({(report.problems.get(path) or ['unreadable'])[0]})"
         for path in itertools.islice(report.unreadable_by_file, _UNREADABLE_NAMED)
     ]
     more = len(report.unreadable_by_file) - len(named)

@@ -131,6 +131,28 @@ def test_no_calls_names_the_lines_that_could_not_be_read(
     assert said.count("(line 1: not JSON)") == 3 and said.rstrip().endswith("and 2 more file(s)")
 
 
+def test_a_file_name_with_a_line_break_stays_on_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A transcript file's name is the author's text: a line break, ESC or bidi override in it
+    is escaped wherever a scan names the file (the no-calls error and the unreadable lines on
+    stderr), so it can neither start a line of its own nor recolour the terminal."""
+    hostile = "bad\nname\x1b[31m\u202e.jsonl"
+    (tmp_path / hostile).write_text("not json\n")
+    assert cli.main(["scan", "--no-cache", "--root", str(tmp_path)]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and "\x1b" not in said and "\u202e" not in said
+    assert "bad\\nname\\u001b[31m\\u202e.jsonl (line 1: not JSON)" in said
+    (tmp_path / "calls.jsonl").write_text(MAIN.read_text())
+    assert cli.main(["scan", "--no-cache", "--root", str(tmp_path)]) == 0
+    said = capsys.readouterr().err
+    unreadable = [line for line in said.splitlines() if "unreadable line(s)" in line]
+    assert unreadable == [
+        f"toll: {tmp_path}/bad\\nname\\u001b[31m\\u202e.jsonl: 1 unreadable line(s): "
+        "line 1: not JSON"
+    ]
+
+
 def test_a_document_that_cannot_be_read_is_one_bad_line_saying_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
