@@ -98,7 +98,7 @@ def _fast_counter(_args: argparse.Namespace) -> Check:
             OK,
             f"{engine}; counts a scan's results from {megabytes} MB unread per reading process",
         )
-    if os.environ.get(tokens.COUNTER_ENVIRONMENT, "").strip().lower() == "tiktoken":
+    if engine == tokens.FAST_COUNTER_OFF:
         return Check("fast counter", SKIPPED, f"off: {engine}")
     slower = "big scans count with tiktoken: exact, but 7.7× slower on bench/scan.py's results"
     if engine == tokens.FAST_COUNTER_ABSENT:

@@ -173,6 +173,8 @@ COUNTER_ENVIRONMENT = "TOLL_COUNTER"
 FAST_COUNTER_PACKAGE = "quicktok"
 #: :func:`exact_engine` when the fast counter is not installed
 FAST_COUNTER_ABSENT = f"tiktoken ({FAST_COUNTER_PACKAGE} not installed)"
+#: :func:`exact_engine` when ``TOLL_COUNTER=tiktoken`` turned the fast counter off
+FAST_COUNTER_OFF = f"tiktoken ({COUNTER_ENVIRONMENT}=tiktoken)"
 
 
 #: Texts with tiktoken's counts, pinned: a fast counter is proven without loading tiktoken
@@ -202,7 +204,7 @@ def _reference_count(text: str) -> int:
 def _prove_fast_counter() -> tuple[Callable[[str], int] | None, str]:
     """quicktok's count, if installed and equal to tiktoken on the probe; else None and why."""
     if os.environ.get(COUNTER_ENVIRONMENT, "").strip().lower() == "tiktoken":
-        return None, f"tiktoken ({COUNTER_ENVIRONMENT}=tiktoken)"
+        return None, FAST_COUNTER_OFF
     try:
         import quicktok
     except ImportError:
